@@ -1,0 +1,154 @@
+// buildApp(config): the whole service as one Fastify instance, without
+// listening. `npm start`, the benchmark and every test build it the same way.
+// Plugins load in three phases: infrastructure, our services and the auth
+// hook, then routes.
+import Fastify, { type FastifyServerOptions } from 'fastify'
+import cookie from '@fastify/cookie'
+import formbody from '@fastify/formbody'
+import helmet from '@fastify/helmet'
+import multipart from '@fastify/multipart'
+import swagger from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { Config } from './config.js'
+import { migrateToLatest, openDatabase } from './db/index.js'
+import { openFileStore } from './storage/index.js'
+import { Gate } from './auth/gate.js'
+import { MemoryAttemptLimiter } from './auth/limiter.js'
+import { installAuth } from './auth/plugin.js'
+import { RouteMetrics } from './domain/metrics.js'
+import { installErrorHandling } from './http/errors.js'
+import type { App } from './http/types.js'
+import { startSweeper } from './domain/sweep.js'
+import healthRoutes from './routes/health.js'
+import gateRoutes from './routes/gate.js'
+import fileRoutes from './routes/files.js'
+import uploadRoutes from './routes/uploads.js'
+import draftRoutes from './routes/drafts.js'
+import autocompleteRoutes from './routes/autocomplete.js'
+import packRoutes from './routes/packs.js'
+import statsRoutes from './routes/stats.js'
+import schemaRoutes from './routes/schema.js'
+import './http/types.js'
+
+export interface BuildOptions {
+  /** Fastify's logger option; tests pass false. */
+  logger?: FastifyServerOptions['logger']
+  /** Run the periodic sweep of expired uploads and drafts (off in tests that drive it by hand). */
+  sweep?: boolean
+}
+
+export const API_VERSION = '1.0.0'
+
+export async function buildApp(config: Config, options: BuildOptions = {}): Promise<App> {
+  // Open the backends first: a bad DATABASE_URL or STORAGE_URL must fail before anything listens.
+  const db = openDatabase(config.databaseUrl)
+  let store
+  try {
+    await migrateToLatest(db)
+    store = openFileStore(config.storageUrl)
+  } catch (error) {
+    await db.destroy()
+    throw error
+  }
+  const gate = await Gate.open(db, config.masterPassword)
+  const generatedMasterPassword = await gate.ensurePassword()
+
+  const app = Fastify({
+    logger: options.logger ?? {
+      level: config.logLevel,
+      // Credentials never reach the log, whatever a future serializer prints.
+      redact: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-master-password"]', 'res.headers["set-cookie"]'],
+    },
+    trustProxy: config.trustProxy,
+    routerOptions: { ignoreTrailingSlash: true },
+    // Draft autosaves are the largest JSON bodies (CONTRACT §4: 256 KiB).
+    bodyLimit: config.draftBodyLimit,
+    ajv: { customOptions: { allErrors: false, removeAdditional: false } },
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  }).withTypeProvider<TypeBoxTypeProvider>() as App
+
+  app.decorate('config', config)
+  app.decorate('db', db)
+  app.decorate('store', store)
+  app.decorate('gate', gate)
+  app.decorate('attemptLimiter', new MemoryAttemptLimiter(config.authFailureLimit, config.authFailureWindowMs))
+  app.decorate('metrics', new RouteMetrics())
+  app.decorate('generatedMasterPassword', generatedMasterPassword)
+
+  installErrorHandling(app)
+
+  // Phase 1: infrastructure.
+  await app.register(cookie)
+  await app.register(formbody)
+  await app.register(multipart, {
+    // Per-kind limits are enforced while streaming (src/domain/uploads.ts);
+    // this is the backstop for the largest kind.
+    limits: {
+      fileSize: Math.max(...Object.values(config.uploadLimits)) + 1,
+      files: 1,
+      fields: 10,
+      fieldSize: 64 * 1024,
+      parts: 12,
+    },
+  })
+  await app.register(helmet, {
+    // API responses are JSON; files set their own sandboxing CSP (routes/files.ts),
+    // and the docs page needs swagger-ui's own script.
+    contentSecurityPolicy: false,
+    crossOriginEmbedderPolicy: false,
+    crossOriginResourcePolicy: { policy: 'same-origin' },
+  })
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'Packs',
+        version: API_VERSION,
+        description: 'Hosting of Minecraft data packs and resource packs: files, uploads, drafts, autocomplete, update-check and statistics.',
+      },
+      servers: [{ url: '/' }],
+      components: {
+        securitySchemes: {
+          bearerAuth: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'Authorization',
+            description: 'Bearer <username> <token>. Every request also needs the site gate: this header, X-Master-Password, or the gate cookie.',
+          },
+        },
+      },
+    },
+  })
+  await app.register(swaggerUi, { routePrefix: '/api/docs', staticCSP: true })
+
+  // Phase 2: our services' cross-cutting hooks.
+  installAuth(app)
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ? `${request.method} ${request.routeOptions.url}` : 'unmatched'
+    app.metrics.record(route, reply.elapsedTime, reply.statusCode)
+  })
+
+  // Phase 3: routes, one file per resource.
+  await app.register(healthRoutes)
+  await app.register(gateRoutes)
+  await app.register(schemaRoutes)
+  await app.register(fileRoutes)
+  await app.register(uploadRoutes)
+  await app.register(draftRoutes)
+  await app.register(autocompleteRoutes)
+  await app.register(packRoutes)
+  await app.register(statsRoutes)
+
+  const sweeper = options.sweep === false
+    ? null
+    : startSweeper({ db, store, draftTtlMs: config.draftTtlMs, intervalMs: config.sweepIntervalMs, log: app.log })
+  app.addHook('onClose', async () => {
+    await sweeper?.stop()
+    await store.close()
+    await db.destroy()
+  })
+
+  return app
+}

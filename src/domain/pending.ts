@@ -1,0 +1,64 @@
+// Removing pending uploads and drafts together with their stored bytes: on
+// request (upload delete, draft delete) and by the periodic sweep.
+import type { Db } from '../db/index.js'
+import { deleteDraftRow, listAbandonedDraftIds } from '../db/drafts.js'
+import { deleteFileRows } from '../db/files.js'
+import { deleteUploadRows, listExpiredUploads, listUploadsOfDrafts, type PendingUpload } from '../db/uploads.js'
+import { nowIso } from '../db/time.js'
+import type { FileStore } from '../storage/index.js'
+
+/**
+ * Deletes the uploads' rows and their files' rows in one transaction, then the
+ * bytes. Rows go first: a crash in between leaves unreferenced bytes (harmless)
+ * rather than rows pointing at nothing.
+ */
+export async function purgeUploads(db: Db, store: FileStore, uploads: readonly PendingUpload[]): Promise<void> {
+  if (uploads.length === 0) return
+  await db.transaction().execute(async (trx) => {
+    await deleteUploadRows(trx, uploads.map((u) => u.id))
+    await deleteFileRows(trx, uploads.map((u) => u.fileId))
+  })
+  await deleteStoredFiles(store, uploads.map((u) => u.fileId))
+}
+
+/** Deletes the drafts, their pending uploads and those uploads' files. */
+export async function purgeDrafts(db: Db, store: FileStore, draftIds: readonly string[]): Promise<void> {
+  if (draftIds.length === 0) return
+  const fileIds = await db.transaction().execute(async (trx) => {
+    const uploads = await listUploadsOfDrafts(trx, draftIds)
+    await deleteUploadRows(trx, uploads.map((u) => u.id))
+    await deleteFileRows(trx, uploads.map((u) => u.fileId))
+    for (const id of draftIds) await deleteDraftRow(trx, id)
+    return uploads.map((u) => u.fileId)
+  })
+  await deleteStoredFiles(store, fileIds)
+}
+
+export async function deleteStoredFiles(store: FileStore, keys: readonly string[]): Promise<void> {
+  await Promise.all(keys.map((key) => store.delete(key)))
+}
+
+export interface SweepResult {
+  uploads: number
+  drafts: number
+}
+
+const SWEEP_BATCH = 500
+
+/** One pass: expired pending uploads, then drafts untouched for longer than `draftTtlMs`. */
+export async function sweepExpired(db: Db, store: FileStore, draftTtlMs: number, now = Date.now()): Promise<SweepResult> {
+  const result: SweepResult = { uploads: 0, drafts: 0 }
+  for (;;) {
+    const expired = await listExpiredUploads(db, nowIso(now), SWEEP_BATCH)
+    await purgeUploads(db, store, expired)
+    result.uploads += expired.length
+    if (expired.length < SWEEP_BATCH) break
+  }
+  for (;;) {
+    const abandoned = await listAbandonedDraftIds(db, nowIso(now - draftTtlMs), SWEEP_BATCH)
+    await purgeDrafts(db, store, abandoned)
+    result.drafts += abandoned.length
+    if (abandoned.length < SWEEP_BATCH) break
+  }
+  return result
+}

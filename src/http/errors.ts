@@ -1,0 +1,82 @@
+// The one place where errors become responses. Every error under /api/ is
+// JSON `{ "detail": "..." }`; a 401 always carries WWW-Authenticate; a 5xx
+// never shows an internal message.
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import FindMyWay, { type HTTPMethod } from 'find-my-way'
+import { DomainError, TooManyRequests } from '../domain/errors.js'
+import type { App } from './types.js'
+
+export const WWW_AUTHENTICATE = 'Bearer realm="packs", charset="UTF-8"'
+
+export function sendError(reply: FastifyReply, status: number, detail: string): FastifyReply {
+  if (status === 401) reply.header('www-authenticate', WWW_AUTHENTICATE)
+  return reply.code(status).type('application/json; charset=utf-8').send({ detail })
+}
+
+/** Fastify's and its plugins' own client errors, by code, with the status we answer. */
+const CLIENT_ERROR_STATUS: Record<string, number> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 415,
+  FST_ERR_CTP_BODY_TOO_LARGE: 413,
+  FST_ERR_CTP_EMPTY_JSON_BODY: 400,
+  FST_ERR_CTP_INVALID_JSON_BODY: 400,
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 400,
+  FST_INVALID_MULTIPART_CONTENT_TYPE: 400,
+  FST_PARTS_LIMIT: 413,
+  FST_FILES_LIMIT: 413,
+  FST_FIELDS_LIMIT: 413,
+  FST_REQ_FILE_TOO_LARGE: 413,
+  FST_PROTO_VIOLATION: 400,
+}
+
+export function installErrorHandling(app: App): void {
+  app.setErrorHandler((error: FastifyError | DomainError, request, reply) => {
+    if (error instanceof DomainError) {
+      if (error instanceof TooManyRequests) reply.header('retry-after', String(error.retryAfterSeconds))
+      return sendError(reply, error.status, error.detail)
+    }
+    if (error.validation) {
+      return sendError(reply, 400, `invalid ${error.validationContext ?? 'request'}: ${error.message.replace(/^(body|querystring|params|headers)\/?/, '')}`)
+    }
+    const mapped = CLIENT_ERROR_STATUS[error.code]
+    const status = mapped ?? (error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500)
+    if (status < 500) {
+      return sendError(reply, status, clientMessage(error, status))
+    }
+    request.log.error({ err: error }, 'request failed')
+    return sendError(reply, 500, 'internal server error')
+  })
+
+  // Fastify answers an unknown method on a known path with 404; we say 405 and
+  // list the methods that path does answer, from a mirror of the route table.
+  const mirror = FindMyWay({ ignoreTrailingSlash: true })
+  const noop = () => {}
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method]
+    for (const method of methods) {
+      if (!mirror.hasRoute(method as HTTPMethod, route.url)) mirror.on(method as HTTPMethod, route.url, noop)
+    }
+  })
+  const probe: HTTPMethod[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0]!
+    const allowed = probe.filter((m) => m !== request.method && mirror.find(m, path))
+    if (allowed.length > 0) {
+      reply.header('allow', allowed.join(', '))
+      return sendError(reply, 405, `method ${request.method} is not allowed here; allowed: ${allowed.join(', ')}`)
+    }
+    return sendError(reply, 404, 'not found')
+  })
+}
+
+function clientMessage(error: FastifyError, status: number): string {
+  if (error.code === 'FST_ERR_CTP_INVALID_JSON_BODY') return 'request body is not valid JSON'
+  if (error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return 'request body is empty but content-type is application/json'
+  if (error.code === 'FST_INVALID_MULTIPART_CONTENT_TYPE') return 'expected a multipart/form-data request'
+  if (status === 413) return 'request body is too large'
+  return error.message || 'bad request'
+}
+
+export function isApiRequest(request: FastifyRequest): boolean {
+  return request.url === '/api' || request.url.startsWith('/api/') || request.url.startsWith('/api?')
+}

@@ -1,0 +1,45 @@
+// What the app adds to Fastify's types: its services on the instance, the
+// caller on the request, and the access level in each route's config.
+import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { Config } from '../config.js'
+import type { Db } from '../db/index.js'
+import type { User } from '../db/users.js'
+import type { FileStore } from '../storage/index.js'
+import type { Gate } from '../auth/gate.js'
+import type { AttemptLimiter } from '../auth/limiter.js'
+import type { RouteMetrics } from '../domain/metrics.js'
+
+/**
+ * Who may call a route. The gate denies by default: a route without `access`
+ * is 'gate'. Only /healthz and the gate page are 'public'.
+ */
+export type Access = 'public' | 'gate' | 'user' | 'staff'
+
+export type AuthMethod = 'token' | 'session' | 'gate'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    config: Config
+    db: Db
+    store: FileStore
+    gate: Gate
+    attemptLimiter: AttemptLimiter
+    metrics: RouteMetrics
+    /** Set when this start generated the gate password, so the entry point can print it once. */
+    generatedMasterPassword: string | null
+  }
+  interface FastifyRequest {
+    user: User | null
+    authMethod: AuthMethod | null
+    /** The raw session token when the caller came in with a session cookie. */
+    sessionToken: string | null
+  }
+  interface FastifyContextConfig {
+    access?: Access
+    /** Session-authenticated POST/DELETE need a CSRF token unless the route opts out (login, gate). */
+    csrfExempt?: boolean
+  }
+}
+
+export type App = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>

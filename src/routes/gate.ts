@@ -1,0 +1,131 @@
+// The gate page (CONTRACT §2), sign-in and sign-out (CONTRACT §3) as plain
+// forms, and /api/me/ so scripts and pages can learn who they are.
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { Type } from 'typebox'
+import { authenticatePassword, endSession, startSession } from '../auth/accounts.js'
+import { CSRF_FIELD, GATE_COOKIE, SESSION_COOKIE, checkPasswordAttempt, csrfTokenFor } from '../auth/plugin.js'
+import { DomainError, TooManyRequests } from '../domain/errors.js'
+import type { App } from '../http/types.js'
+import { safeNext } from '../http/urls.js'
+import { PAGE_CSP, errorLine, escapeHtml, page } from '../web/html.js'
+import { bearerAuth, errorResponses } from '../schemas/common.js'
+
+const GATE_COOKIE_MAX_AGE_S = 30 * 86_400
+
+const GateForm = Type.Object({ password: Type.String(), next: Type.Optional(Type.String()) })
+const LoginForm = Type.Object({ username: Type.String(), password: Type.String(), next: Type.Optional(Type.String()) })
+const NextQuery = Type.Object({ next: Type.Optional(Type.String()) })
+
+export default async function gateRoutes(app: App): Promise<void> {
+  const secureCookies = app.config.baseUrl?.startsWith('https:') ?? false
+
+  app.get('/gate/', { config: { access: 'public' }, schema: { hide: true, querystring: NextQuery } }, async (request, reply) => {
+    return sendPage(reply, 200, 'Enter the site password', gateForm(safeNext(request.query.next)))
+  })
+
+  app.post('/gate/', { config: { access: 'public' }, schema: { hide: true, body: GateForm } }, async (request, reply) => {
+    const next = safeNext(request.body.next)
+    try {
+      await checkPasswordAttempt(app, request.ip, () => app.gate.verifyPassword(request.body.password), 'wrong password')
+    } catch (error) {
+      return formFailure(reply, error, 'Enter the site password', (message) => gateForm(next, message))
+    }
+    reply.setCookie(GATE_COOKIE, await app.gate.cookieValue(), {
+      path: '/', httpOnly: true, sameSite: 'lax', secure: secureCookies, maxAge: GATE_COOKIE_MAX_AGE_S,
+    })
+    return reply.redirect(next, 303)
+  })
+
+  app.get('/login/', { schema: { hide: true, querystring: NextQuery } }, async (request, reply) => {
+    return sendPage(reply, 200, 'Sign in', loginForm(safeNext(request.query.next)))
+  })
+
+  app.post('/login/', { config: { csrfExempt: true }, schema: { hide: true, body: LoginForm } }, async (request, reply) => {
+    const { username, password } = request.body
+    const next = safeNext(request.body.next)
+    let user
+    try {
+      await checkPasswordAttempt(app, request.ip, async () => {
+        user = await authenticatePassword(app.db, username, password)
+        return user !== undefined
+      }, 'wrong username or password')
+    } catch (error) {
+      if (wantsJson(request)) throw error
+      return formFailure(reply, error, 'Sign in', (message) => loginForm(next, message, username))
+    }
+    const session = await startSession(app.db, user!.id, app.config.sessionTtlMs)
+    reply.setCookie(SESSION_COOKIE, session.token, {
+      path: '/', httpOnly: true, sameSite: 'lax', secure: secureCookies, expires: session.expiresAt,
+    })
+    if (wantsJson(request)) {
+      return reply.send({ username: user!.username, csrf_token: csrfTokenFor(app.gate.siteSecret, session.token) })
+    }
+    return reply.redirect(next, 303)
+  })
+
+  app.post('/logout/', { schema: { hide: true } }, async (request, reply) => {
+    if (request.sessionToken) await endSession(app.db, request.sessionToken)
+    reply.clearCookie(SESSION_COOKIE, { path: '/' })
+    if (wantsJson(request)) return reply.send({ success: true })
+    return reply.redirect('/login/', 303)
+  })
+
+  app.get('/', { schema: { hide: true } }, async (request, reply) => {
+    const who = request.user
+      ? `<p>Signed in as <strong>${escapeHtml(request.user.username)}</strong>.</p>
+<form method="post" action="/logout/"><input type="hidden" name="${CSRF_FIELD}" value="${request.sessionToken ? csrfTokenFor(app.gate.siteSecret, request.sessionToken) : ''}"><button>Sign out</button></form>`
+      : '<p><a href="/login/">Sign in</a></p>'
+    return sendPage(reply, 200, 'Packs', `<h1>Packs</h1>${who}<p>The API is described at <a href="/api/docs/">/api/docs/</a>.</p>`)
+  })
+
+  app.get('/api/me/', {
+    config: { access: 'user' },
+    schema: {
+      summary: 'The authenticated user',
+      description: 'Who the credentials belong to; for a browser session also the CSRF token to send as X-CSRF-Token.',
+      tags: ['auth'],
+      security: bearerAuth,
+      response: {
+        200: Type.Object({ username: Type.String(), is_staff: Type.Boolean(), csrf_token: Type.Union([Type.String(), Type.Null()]) }),
+        ...errorResponses(401),
+      },
+    },
+  }, async (request) => ({
+    username: request.user!.username,
+    is_staff: request.user!.isStaff,
+    csrf_token: request.sessionToken ? csrfTokenFor(app.gate.siteSecret, request.sessionToken) : null,
+  }))
+}
+
+function wantsJson(request: FastifyRequest): boolean {
+  return (request.headers['content-type'] ?? '').startsWith('application/json')
+}
+
+function sendPage(reply: FastifyReply, status: number, title: string, body: string): FastifyReply {
+  return reply.code(status).header('content-security-policy', PAGE_CSP).type('text/html; charset=utf-8').send(page(title, body))
+}
+
+/** A failed form post: the same form again, with the reason, under the error's status. */
+function formFailure(reply: FastifyReply, error: unknown, title: string, form: (message: string) => string): FastifyReply {
+  if (!(error instanceof DomainError)) throw error
+  if (error instanceof TooManyRequests) reply.header('retry-after', String(error.retryAfterSeconds))
+  const message = error instanceof TooManyRequests
+    ? `Too many failed attempts. Try again in ${error.retryAfterSeconds} seconds.`
+    : error.detail.charAt(0).toUpperCase() + error.detail.slice(1) + '.'
+  return sendPage(reply, error.status, title, form(message))
+}
+
+function gateForm(next: string, message?: string): string {
+  return `<h1>Packs</h1><p>This site is private. Enter the site password to continue.</p>${errorLine(message)}
+<form method="post" action="/gate/"><input type="hidden" name="next" value="${escapeHtml(next)}">
+<label for="password">Site password</label><input id="password" name="password" type="password" autocomplete="current-password" required autofocus>
+<button type="submit">Enter</button></form>`
+}
+
+function loginForm(next: string, message?: string, username = ''): string {
+  return `<h1>Sign in</h1>${errorLine(message)}
+<form method="post" action="/login/"><input type="hidden" name="next" value="${escapeHtml(next)}">
+<label for="username">Username</label><input id="username" name="username" autocomplete="username" value="${escapeHtml(username)}" required autofocus>
+<label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
+<button type="submit">Sign in</button></form>`
+}
