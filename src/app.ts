@@ -99,6 +99,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     contentSecurityPolicy: false,
     crossOriginEmbedderPolicy: false,
     crossOriginResourcePolicy: { policy: 'same-origin' },
+    // HSTS only means something over HTTPS; a plain-HTTP deployment must not advertise it.
+    strictTransportSecurity: config.baseUrl?.startsWith('https:') ? { maxAge: 31_536_000 } : false,
   })
   await app.register(swagger, {
     openapi: {
