@@ -1,0 +1,181 @@
+// `npx packs <command>`: the admin CLI (CONTRACT §1). It reads the same
+// environment as the server and works on a fresh data directory.
+// Exit codes: 0 done; 1 the command was refused (message on stderr);
+// 2 the command line itself is wrong (usage on stderr).
+import { parseArgs, type ParseArgsConfig } from 'node:util'
+import { ConfigError, loadConfig } from './config.js'
+import { migrateToLatest, openDatabase, type Db } from './db/index.js'
+import { createApiToken, createUser, setStaff } from './auth/accounts.js'
+import { Gate } from './auth/gate.js'
+import { DomainError } from './domain/errors.js'
+import { createCategory, createTag } from './domain/tags.js'
+
+type Options = NonNullable<ParseArgsConfig['options']>
+type Values = Record<string, string | boolean | undefined>
+
+interface Command {
+  usage: string
+  summary: string
+  positionals: string[]
+  options: Options
+  required?: string[]
+  run(db: Db, args: string[], values: Values, out: (line: string) => void): Promise<void>
+}
+
+const MAX_TOKEN_NAME = 64
+
+class UsageError extends Error {}
+
+const COMMANDS: Record<string, Command> = {
+  'user create': {
+    usage: 'user create <username> --password <password> [--staff]',
+    summary: 'create a user (1-32 characters of A-Z a-z 0-9 _ . -, unique case-insensitively)',
+    positionals: ['username'],
+    options: { password: { type: 'string' }, staff: { type: 'boolean' } },
+    required: ['password'],
+    async run(db, [username], values, out) {
+      const user = await createUser(db, username!, values.password as string, values.staff === true)
+      out(`created ${user.isStaff ? 'staff user' : 'user'} ${user.username}`)
+    },
+  },
+  'user set-staff': {
+    usage: 'user set-staff <username> <true|false>',
+    summary: 'grant or revoke staff rights',
+    positionals: ['username', 'true|false'],
+    options: {},
+    async run(db, [username, flag], _values, out) {
+      if (flag !== 'true' && flag !== 'false') throw new UsageError(`expected true or false, got "${flag}"`)
+      const user = await setStaff(db, username!, flag === 'true')
+      out(`${user.username} is ${user.isStaff ? 'now staff' : 'no longer staff'}`)
+    },
+  },
+  'token create': {
+    usage: 'token create <username> [--name <label>]',
+    summary: 'create an API token; the token is printed once, on the last line',
+    positionals: ['username'],
+    options: { name: { type: 'string' } },
+    async run(db, [username], values, out) {
+      const name = ((values.name as string | undefined) ?? 'cli').trim()
+      if (name.length < 1 || name.length > MAX_TOKEN_NAME) throw new UsageError(`--name must be 1-${MAX_TOKEN_NAME} characters`)
+      const { token } = await createApiToken(db, username!, name)
+      out(`created API token "${name}" for ${username}; it is shown only this once. Use it as: Authorization: Bearer ${username} <token>`)
+      out(token)
+    },
+  },
+  'category create': {
+    usage: 'category create <key> --name <display name> --color <#rrggbb>',
+    summary: 'create a tag category (key: 1-32 characters of a-z 0-9 _ -)',
+    positionals: ['key'],
+    options: { name: { type: 'string' }, color: { type: 'string' } },
+    required: ['name', 'color'],
+    async run(db, [key], values, out) {
+      const category = await createCategory(db, key!, values.name as string, values.color as string)
+      out(`created category ${category.key} ("${category.name}", ${category.color})`)
+    },
+  },
+  'tag create': {
+    usage: 'tag create <name> --category <key>',
+    summary: 'create a tag in a category (1-32 characters, unique case-insensitively)',
+    positionals: ['name'],
+    options: { category: { type: 'string' } },
+    required: ['category'],
+    async run(db, [name], values, out) {
+      const tag = await createTag(db, name!, values.category as string)
+      out(`created tag "${tag.name}" in category ${tag.category.key}`)
+    },
+  },
+  'master-password set': {
+    usage: 'master-password set <password>',
+    summary: 'change the site-wide gate password (stored as a hash)',
+    positionals: ['password'],
+    options: {},
+    async run(db, [password], _values, out) {
+      if (password!.trim() === '') throw new UsageError('the password must not be empty')
+      await (await Gate.open(db, null)).setPassword(password!)
+      out('master password changed; running servers use it within a few seconds')
+      if (process.env.PACKS_MASTER_PASSWORD) {
+        process.stderr.write('packs: warning: PACKS_MASTER_PASSWORD is set; while it is, the environment variable overrides the stored password\n')
+      }
+    },
+  },
+}
+
+function usage(): string {
+  const width = Math.max(...Object.values(COMMANDS).map((c) => c.usage.length))
+  const lines = Object.values(COMMANDS).map((c) => `  packs ${c.usage.padEnd(width)}  ${c.summary}`)
+  return [
+    'usage: packs <command>',
+    '',
+    'commands:',
+    ...lines,
+    `  packs ${'help'.padEnd(width)}  show this help`,
+    '',
+    'The environment is the server\'s: PACKS_DATA_DIR, DATABASE_URL, PACKS_MASTER_PASSWORD, ...',
+  ].join('\n') + '\n'
+}
+
+function usageFailure(message: string, command?: Command): number {
+  process.stderr.write(`packs: ${message}\n${command ? `usage: packs ${command.usage}\n` : usage()}`)
+  return 2
+}
+
+/** Splits argv into the command and its parsed arguments; throws UsageError when they do not fit. */
+function parseCommand(command: Command, argv: string[]): { args: string[]; values: Values } {
+  let parsed
+  try {
+    parsed = parseArgs({ args: argv, options: command.options, allowPositionals: true, strict: true })
+  } catch (error) {
+    // parseArgs reports unknown options and missing option values as TypeErrors with ERR_PARSE_ARGS_* codes.
+    throw new UsageError((error as Error).message.split(/\.\s|\n/)[0]!)
+  }
+  const { positionals, values } = parsed
+  if (positionals.length !== command.positionals.length) {
+    throw new UsageError(`expected ${command.positionals.map((p) => `<${p}>`).join(' ')}`)
+  }
+  for (const name of command.required ?? []) {
+    if (typeof values[name] !== 'string') throw new UsageError(`missing --${name}`)
+  }
+  return { args: positionals, values: values as Values }
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [group, action, ...rest] = argv
+  if (group === undefined || group === 'help' || group === '--help' || group === '-h') {
+    process.stdout.write(usage())
+    return 0
+  }
+  const command = COMMANDS[`${group} ${action ?? ''}`]
+  if (!command) return usageFailure(`unknown command "${[group, action].filter(Boolean).join(' ')}"`)
+  if (rest.includes('--help') || rest.includes('-h')) {
+    process.stdout.write(`usage: packs ${command.usage}\n  ${command.summary}\n`)
+    return 0
+  }
+
+  let parsed
+  try {
+    parsed = parseCommand(command, rest)
+  } catch (error) {
+    if (error instanceof UsageError) return usageFailure(error.message, command)
+    throw error
+  }
+
+  let db: Db | undefined
+  try {
+    const config = loadConfig(process.env)
+    db = openDatabase(config.databaseUrl)
+    await migrateToLatest(db)
+    await command.run(db, parsed.args, parsed.values, (line) => process.stdout.write(`${line}\n`))
+    return 0
+  } catch (error) {
+    if (error instanceof UsageError) return usageFailure(error.message, command)
+    // Refusals (taken, invalid, unknown) and configuration problems are one line; never a stack.
+    if (error instanceof DomainError) process.stderr.write(`packs: ${error.detail}\n`)
+    else if (error instanceof ConfigError) process.stderr.write(`packs: configuration error: ${error.message}\n`)
+    else process.stderr.write(`packs: failed: ${(error instanceof Error ? error.message : String(error)).split("\n")[0]}\n`)
+    return 1
+  } finally {
+    await db?.destroy()
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2))

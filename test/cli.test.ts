@@ -1,0 +1,224 @@
+// The admin CLI as scripts use it: `node bin/packs.js …` in a child process on
+// a fresh data directory, its effects checked through the real app built on
+// the same directory.
+import { after, before, describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { buildApp } from '../src/app.js'
+import { loadConfig } from '../src/config.js'
+import type { App } from '../src/http/types.js'
+import { expectError } from './helpers/app.js'
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url))
+const GATE = 'env-gate-password'
+
+interface Run {
+  code: number | null
+  stdout: string
+  stderr: string
+}
+
+function packs(dataDir: string, args: string[], extraEnv: Record<string, string> = {}): Promise<Run> {
+  const env: NodeJS.ProcessEnv = { ...process.env }
+  // The CLI must not pick up the runner's own settings.
+  for (const name of ['DATABASE_URL', 'STORAGE_URL', 'PORT', 'PACKS_BASE_URL', 'PACKS_MASTER_PASSWORD']) delete env[name]
+  Object.assign(env, { PACKS_DATA_DIR: dataDir }, extraEnv)
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['bin/packs.js', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
+    child.on('error', reject)
+    child.on('close', (code) => resolve({ code, stdout, stderr }))
+  })
+}
+
+function ok(run: Run): Run {
+  assert.equal(run.code, 0, `exit 0 expected; stderr: ${run.stderr}`)
+  return run
+}
+
+/** A refused command: exit 1 and exactly one line on stderr, no stack frames. */
+function refused(run: Run, pattern: RegExp): void {
+  assert.equal(run.code, 1, `exit 1 expected; stdout: ${run.stdout} stderr: ${run.stderr}`)
+  const lines = run.stderr.split('\n').filter((l) => l !== '')
+  assert.equal(lines.length, 1, `one line on stderr, got: ${run.stderr}`)
+  assert.match(lines[0]!, pattern)
+  assert.doesNotMatch(run.stderr, /^\s+at /m)
+}
+
+function usageError(run: Run, pattern: RegExp): void {
+  assert.equal(run.code, 2, `exit 2 expected; stderr: ${run.stderr}`)
+  assert.match(run.stderr, pattern)
+  assert.match(run.stderr, /usage: packs/)
+  assert.doesNotMatch(run.stderr, /^\s+at /m)
+}
+
+async function appOn(dataDir: string, masterPassword?: string): Promise<App> {
+  const env: Record<string, string> = { PACKS_DATA_DIR: dataDir }
+  if (masterPassword) env.PACKS_MASTER_PASSWORD = masterPassword
+  const app = await buildApp(loadConfig(env), { logger: false, sweep: false })
+  await app.ready()
+  return app
+}
+
+describe('packs CLI', () => {
+  let dataDir: string
+  before(() => {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'packs-cli-'))
+  })
+  after(() => {
+    fs.rmSync(dataDir, { recursive: true, force: true })
+  })
+
+  test('help lists every command and exits 0', async () => {
+    for (const args of [['help'], ['--help'], []]) {
+      const run = ok(await packs(dataDir, args))
+      for (const command of ['user create', 'user set-staff', 'token create', 'category create', 'tag create', 'master-password set']) {
+        assert.ok(run.stdout.includes(`packs ${command}`), `help for ${args.join(' ')} mentions ${command}`)
+      }
+    }
+  })
+
+  test('creates users, tokens, categories and tags that the server then uses', async () => {
+    // A fresh data directory: the CLI runs before any server has created the database.
+    const created = ok(await packs(dataDir, ['user', 'create', 'Alice', '--password', 'alice-secret-pw']))
+    assert.match(created.stdout, /Alice/)
+    ok(await packs(dataDir, ['user', 'create', 'bob', '--password', 'bob-secret-pw', '--staff']))
+    ok(await packs(dataDir, ['user', 'create', 'carol', '--password', 'carol-secret-pw']))
+    const tokenRun = ok(await packs(dataDir, ['token', 'create', 'Alice', '--name', 'laptop']))
+    const lines = tokenRun.stdout.trimEnd().split('\n')
+    const token = lines.at(-1)!
+    assert.match(token, /^\S{20,}$/, 'the last line is the raw token alone')
+    ok(await packs(dataDir, ['user', 'set-staff', 'alice', 'true']))
+    ok(await packs(dataDir, ['user', 'set-staff', 'bob', 'false']))
+    ok(await packs(dataDir, ['category', 'create', 'textures', '--name', 'Texture Packs', '--color', '#A1B2C3']))
+    ok(await packs(dataDir, ['tag', 'create', 'Cozy Cottage', '--category', 'textures']))
+
+    for (const run of [created, tokenRun]) {
+      assert.ok(!run.stdout.includes('alice-secret-pw') && !run.stderr.includes('alice-secret-pw'), 'the password is never printed')
+    }
+
+    const app = await appOn(dataDir, GATE)
+    try {
+      const login = await app.inject({
+        method: 'POST', url: '/login/', headers: { 'x-master-password': GATE }, payload: { username: 'alice', password: 'alice-secret-pw' },
+      })
+      assert.equal(login.statusCode, 200, login.body)
+      assert.equal(login.json().username, 'Alice')
+
+      const auth = { authorization: `Bearer Alice ${token}` }
+      const me = await app.inject({ method: 'GET', url: '/api/me/', headers: auth })
+      assert.equal(me.statusCode, 200, me.body)
+      assert.deepEqual({ username: me.json().username, is_staff: me.json().is_staff }, { username: 'Alice', is_staff: true })
+      const stats = await app.inject({ method: 'GET', url: '/api/stats/', headers: auth })
+      assert.equal(stats.statusCode, 200, 'set-staff true makes the statistics available')
+
+      const bobToken = ok(await packs(dataDir, ['token', 'create', 'bob'])).stdout.trimEnd().split('\n').at(-1)!
+      const bobStats = await app.inject({ method: 'GET', url: '/api/stats/', headers: { authorization: `Bearer bob ${bobToken}` } })
+      expectError(bobStats, 403)
+
+      const tags = await app.inject({ method: 'GET', url: '/api/tags/autocomplete/?q=cozy', headers: { 'x-master-password': GATE } })
+      assert.equal(tags.statusCode, 200)
+      assert.deepEqual(tags.json(), [{ name: 'Cozy Cottage', category: 'textures', category_name: 'Texture Packs', color: '#a1b2c3' }])
+
+      // Only the token's hash is stored.
+      const rows = await app.db.selectFrom('api_tokens').selectAll().execute()
+      assert.equal(rows.length, 2)
+      const alices = rows.find((r) => r.name === 'laptop')!
+      assert.equal(alices.token_hash, createHash('sha256').update(token).digest('hex'))
+      for (const row of rows) {
+        for (const value of Object.values(row)) assert.ok(!String(value).includes(token), 'no column holds the raw token')
+      }
+      const users = await app.db.selectFrom('users').selectAll().execute()
+      for (const row of users) assert.ok(!JSON.stringify(row).includes('secret-pw'), 'passwords are stored hashed')
+    } finally {
+      await app.close()
+    }
+  })
+
+  test('refuses taken or invalid names, unknown users and categories, bad colors: exit 1, one line', async () => {
+    // Independent refusals: run side by side to keep the suite quick.
+    await Promise.all([
+      packs(dataDir, ['user', 'create', 'ALICE', '--password', 'another-password']).then((run) => refused(run, /taken/)),
+      packs(dataDir, ['user', 'create', 'no spaces', '--password', 'another-password']).then((run) => refused(run, /username/)),
+      packs(dataDir, ['user', 'create', 'x'.repeat(33), '--password', 'another-password']).then((run) => refused(run, /username/)),
+      packs(dataDir, ['user', 'create', 'dave', '--password', 'short']).then((run) => refused(run, /password/)),
+      packs(dataDir, ['user', 'set-staff', 'nobody', 'true']).then((run) => refused(run, /nobody/)),
+      packs(dataDir, ['token', 'create', 'nobody']).then((run) => refused(run, /nobody/)),
+      packs(dataDir, ['category', 'create', 'colors', '--name', 'Colors', '--color', 'red']).then((run) => refused(run, /color/)),
+      packs(dataDir, ['category', 'create', 'colors', '--name', 'Colors', '--color', '#12345']).then((run) => refused(run, /color/)),
+      packs(dataDir, ['category', 'create', 'Bad Key', '--name', 'Bad', '--color', '#123456']).then((run) => refused(run, /key/)),
+      packs(dataDir, ['category', 'create', 'textures', '--name', 'Again', '--color', '#123456']).then((run) => refused(run, /exists/)),
+      packs(dataDir, ['tag', 'create', 'cozy', '--category', 'nope']).then((run) => refused(run, /nope/)),
+      packs(dataDir, ['tag', 'create', 'COZY COTTAGE', '--category', 'textures']).then((run) => refused(run, /exists/)),
+      packs(dataDir, ['tag', 'create', 'x'.repeat(33), '--category', 'textures']).then((run) => refused(run, /tag name/)),
+    ])
+
+    const app = await appOn(dataDir, GATE)
+    try {
+      assert.equal(await app.db.selectFrom('users').select('id').where('username_lower', '=', 'dave').executeTakeFirst(), undefined)
+      const categories = await app.db.selectFrom('categories').select('key').execute()
+      assert.deepEqual(categories.map((c) => c.key), ['textures'])
+      const tags = await app.db.selectFrom('tags').select('name').execute()
+      assert.deepEqual(tags.map((t) => t.name), ['Cozy Cottage'])
+    } finally {
+      await app.close()
+    }
+  })
+
+  test('usage errors: exit 2 with usage on stderr', async () => {
+    await Promise.all([
+      packs(dataDir, ['frobnicate']).then((run) => usageError(run, /unknown command/)),
+      packs(dataDir, ['user', 'delete', 'alice']).then((run) => usageError(run, /unknown command/)),
+      packs(dataDir, ['user', 'create', 'erin']).then((run) => usageError(run, /--password/)),
+      packs(dataDir, ['user', 'create', '--password', 'erin-password']).then((run) => usageError(run, /username/)),
+      packs(dataDir, ['user', 'set-staff', 'alice', 'maybe']).then((run) => usageError(run, /true or false/)),
+      packs(dataDir, ['token', 'create', 'alice', '--staff']).then((run) => usageError(run, /--staff/)),
+      packs(dataDir, ['category', 'create', 'misc', '--name', 'Misc']).then((run) => usageError(run, /--color/)),
+      packs(dataDir, ['master-password', 'set']).then((run) => usageError(run, /password/)),
+    ])
+  })
+
+  test('master-password set replaces the gate password', async () => {
+    ok(await packs(dataDir, ['master-password', 'set', 'first-gate-password']))
+    const run = ok(await packs(dataDir, ['master-password', 'set', 'second-gate-password']))
+    assert.ok(!run.stdout.includes('second-gate-password') && !run.stderr.includes('second-gate-password'))
+    assert.equal(run.stderr, '')
+
+    // Without PACKS_MASTER_PASSWORD the server uses the stored password.
+    const app = await appOn(dataDir)
+    try {
+      assert.equal(app.generatedMasterPassword, null, 'the stored password is kept, not regenerated')
+      const pass = await app.inject({ method: 'GET', url: '/api/users/autocomplete/', headers: { 'x-master-password': 'second-gate-password' } })
+      assert.equal(pass.statusCode, 200)
+      const old = await app.inject({ method: 'GET', url: '/api/users/autocomplete/', headers: { 'x-master-password': 'first-gate-password' } })
+      expectError(old, 401)
+    } finally {
+      await app.close()
+    }
+  })
+
+  test('master-password set warns when PACKS_MASTER_PASSWORD overrides it, and still stores it', async () => {
+    const run = ok(await packs(dataDir, ['master-password', 'set', 'third-gate-password'], { PACKS_MASTER_PASSWORD: 'from-env' }))
+    assert.match(run.stderr, /PACKS_MASTER_PASSWORD/)
+    assert.ok(!run.stderr.includes('from-env') && !run.stderr.includes('third-gate-password'))
+    const app = await appOn(dataDir)
+    try {
+      const pass = await app.inject({ method: 'GET', url: '/api/users/autocomplete/', headers: { 'x-master-password': 'third-gate-password' } })
+      assert.equal(pass.statusCode, 200)
+    } finally {
+      await app.close()
+    }
+  })
+
+  test('a bad configuration is one line and exit 1', async () => {
+    refused(await packs(dataDir, ['user', 'create', 'frank', '--password', 'frank-password'], { DATABASE_URL: 'mysql://nope' }), /DATABASE_URL/)
+  })
+})

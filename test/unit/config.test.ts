@@ -1,0 +1,107 @@
+import { describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import path from 'node:path'
+import { ConfigError, loadConfig, parseDuration, parseSize, redactUrl } from '../../src/config.js'
+
+/** Asserts that loading `env` fails with one ConfigError line naming `variable`. */
+function rejects(env: Record<string, string>, variable: string): void {
+  assert.throws(() => loadConfig(env), (error: unknown) => {
+    assert.ok(error instanceof ConfigError, `ConfigError expected, got ${String(error)}`)
+    assert.ok(error.message.startsWith(`${variable}:`), `message names ${variable}: ${error.message}`)
+    assert.ok(!error.message.includes('\n'), 'one line')
+    return true
+  })
+}
+
+describe('loadConfig', () => {
+  test('defaults: works with an empty environment', () => {
+    const config = loadConfig({})
+    const dataDir = path.resolve('./data')
+    assert.equal(config.host, '127.0.0.1')
+    assert.equal(config.port, 8000)
+    assert.equal(config.dataDir, dataDir)
+    assert.equal(config.masterPassword, null)
+    assert.equal(config.databaseUrl, `sqlite:${path.join(dataDir, 'packs.db')}`)
+    assert.equal(config.storageUrl, `file:${path.join(dataDir, 'files')}`)
+    assert.equal(config.redisUrl, null)
+    assert.equal(config.baseUrl, null)
+    assert.deepEqual(config.uploadLimits, { thumbnail: 5 * 1024 ** 2, media: 100 * 1024 ** 2, version: 500 * 1024 ** 2 })
+    assert.equal(config.draftBodyLimit, 256 * 1024)
+    assert.equal(config.pendingUploadTtlMs, 24 * 3_600_000)
+    assert.equal(config.statsCacheMs, 20_000)
+    assert.equal(config.trustProxy, false)
+  })
+
+  test('the data directory places the database and the files', () => {
+    const config = loadConfig({ PACKS_DATA_DIR: '/srv/packs' })
+    assert.equal(config.databaseUrl, 'sqlite:/srv/packs/packs.db')
+    assert.equal(config.storageUrl, 'file:/srv/packs/files')
+  })
+
+  test('blank values count as unset', () => {
+    const config = loadConfig({ PORT: '  ', PACKS_BASE_URL: '', PACKS_MASTER_PASSWORD: '' })
+    assert.equal(config.port, 8000)
+    assert.equal(config.baseUrl, null)
+    assert.equal(config.masterPassword, null)
+  })
+
+  test('PORT must be a port number', () => {
+    assert.equal(loadConfig({ PORT: '9090' }).port, 9090)
+    assert.equal(loadConfig({ PORT: '0' }).port, 0)
+    for (const bad of ['abc', '80a', '-1', '65536', '8000.5']) rejects({ PORT: bad }, 'PORT')
+  })
+
+  test('DATABASE_URL must be sqlite:<path> or postgres://', () => {
+    assert.equal(loadConfig({ DATABASE_URL: 'sqlite:/tmp/x.db' }).databaseUrl, 'sqlite:/tmp/x.db')
+    assert.equal(loadConfig({ DATABASE_URL: 'postgres://u:p@db/packs' }).databaseUrl, 'postgres://u:p@db/packs')
+    for (const bad of ['mysql://db/packs', 'sqlite:', 'packs.db']) rejects({ DATABASE_URL: bad }, 'DATABASE_URL')
+  })
+
+  test('a rejected DATABASE_URL does not echo its password', () => {
+    assert.throws(() => loadConfig({ DATABASE_URL: 'mysql://admin:hunter2@db/packs' }), (error: Error) => {
+      assert.ok(!error.message.includes('hunter2'), error.message)
+      return true
+    })
+    assert.equal(redactUrl('postgres://admin:hunter2@db:5432/packs'), 'postgres://admin:***@db:5432/packs')
+  })
+
+  test('STORAGE_URL must be file:<dir> or s3://<bucket>', () => {
+    assert.equal(loadConfig({ STORAGE_URL: 's3://bucket?region=eu' }).storageUrl, 's3://bucket?region=eu')
+    for (const bad of ['file:', 'ftp://x', 's3://']) rejects({ STORAGE_URL: bad }, 'STORAGE_URL')
+  })
+
+  test('sizes take binary units', () => {
+    const config = loadConfig({ PACKS_MAX_THUMBNAIL_SIZE: '5MiB', PACKS_MAX_MEDIA_SIZE: '1 GB', PACKS_MAX_VERSION_SIZE: '1048576' })
+    assert.deepEqual(config.uploadLimits, { thumbnail: 5 * 1024 ** 2, media: 1024 ** 3, version: 1024 ** 2 })
+    assert.equal(parseSize('X', '1.5k'), 1536)
+    assert.equal(parseSize('X', '10kib'), 10240)
+    for (const bad of ['five', '5 PB', '0', '-5MiB', '']) rejects({ PACKS_MAX_MEDIA_SIZE: bad || 'x' }, 'PACKS_MAX_MEDIA_SIZE')
+  })
+
+  test('durations take ms, s, m, h, d', () => {
+    assert.equal(parseDuration('X', '500ms'), 500)
+    assert.equal(parseDuration('X', '90s'), 90_000)
+    assert.equal(parseDuration('X', '10m'), 600_000)
+    assert.equal(parseDuration('X', '1.5h'), 5_400_000)
+    assert.equal(parseDuration('X', '30d'), 30 * 86_400_000)
+    const config = loadConfig({ PACKS_STATS_CACHE: '50ms', PACKS_UPLOAD_TTL: '2h', PACKS_DRAFT_TTL: '7d' })
+    assert.equal(config.statsCacheMs, 50)
+    assert.equal(config.pendingUploadTtlMs, 7_200_000)
+    assert.equal(config.draftTtlMs, 7 * 86_400_000)
+    for (const bad of ['20', '20 sec', '0s', 'soon']) rejects({ PACKS_STATS_CACHE: bad }, 'PACKS_STATS_CACHE')
+  })
+
+  test('PACKS_BASE_URL: an http(s) origin, trailing slash stripped', () => {
+    assert.equal(loadConfig({ PACKS_BASE_URL: 'https://packs.example.org/' }).baseUrl, 'https://packs.example.org')
+    assert.equal(loadConfig({ PACKS_BASE_URL: 'https://packs.example.org' }).baseUrl, 'https://packs.example.org')
+    assert.equal(loadConfig({ PACKS_BASE_URL: 'http://example.org/packs//' }).baseUrl, 'http://example.org/packs')
+    for (const bad of ['packs.example.org', 'ftp://example.org', 'not a url']) rejects({ PACKS_BASE_URL: bad }, 'PACKS_BASE_URL')
+  })
+
+  test('PACKS_TRUST_PROXY and PACKS_AUTH_FAILURE_LIMIT', () => {
+    assert.equal(loadConfig({ PACKS_TRUST_PROXY: 'true' }).trustProxy, true)
+    assert.equal(loadConfig({ PACKS_TRUST_PROXY: '10.0.0.0/8' }).trustProxy, '10.0.0.0/8')
+    assert.equal(loadConfig({ PACKS_AUTH_FAILURE_LIMIT: '3' }).authFailureLimit, 3)
+    rejects({ PACKS_AUTH_FAILURE_LIMIT: '0' }, 'PACKS_AUTH_FAILURE_LIMIT')
+  })
+})
