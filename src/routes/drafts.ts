@@ -1,3 +1,96 @@
+// Drafts of the create page (SPEC: /api/draft/) and publishing one (CONTRACT §5).
+import { findOwnedDraft, saveDraft } from '../db/drafts.js'
+import { loadPackDetail } from '../db/packs.js'
+import { listDraftUploads } from '../db/uploads.js'
+import { NotFound } from '../domain/errors.js'
+import { purgeDrafts } from '../domain/pending.js'
+import { checkDraftData, publishDraft } from '../domain/publishing.js'
 import type { App } from '../http/types.js'
+import { Success, bearerAuth, errorResponses } from '../schemas/common.js'
+import { DraftData, DraftQuery, DraftSaveBody, DraftSaved, PublishBody, type DraftFormDataBody } from '../schemas/drafts.js'
+import { Pack, fileUrls, toPack } from '../schemas/packs.js'
+import { toTempUpload } from '../schemas/uploads.js'
 
-export default async function draftsRoutes(_app: App): Promise<void> {}
+export default async function draftsRoutes(app: App): Promise<void> {
+  app.get('/api/draft/', {
+    config: { access: 'user' },
+    schema: {
+      summary: 'Load a draft',
+      description: 'The saved form data, exactly as saved, and the pending uploads of the draft.',
+      tags: ['drafts'],
+      security: bearerAuth,
+      querystring: DraftQuery,
+      response: { 200: DraftData, ...errorResponses(400, 401, 404) },
+    },
+  }, async (request) => {
+    const user = request.user!
+    const draft = await findOwnedDraft(app.db, user.id, draftId(request.query.draft))
+    if (!draft) throw new NotFound('draft not found')
+    const uploads = await listDraftUploads(app.db, user.id, draft.id)
+    return {
+      data: JSON.parse(draft.data) as DraftFormDataBody,
+      uploads: uploads.map((u) => toTempUpload(app.config, u)),
+    }
+  })
+
+  app.post('/api/draft/', {
+    config: { access: 'user' },
+    schema: {
+      summary: 'Autosave a draft',
+      description: 'Creates the draft if the UUID is new (owned by the caller), else updates it; someone else\'s draft is 404. '
+        + 'The body may be at most 256 KiB.',
+      tags: ['drafts'],
+      security: bearerAuth,
+      body: DraftSaveBody,
+      response: { 200: DraftSaved, ...errorResponses(400, 401, 404, 413) },
+    },
+  }, async (request) => {
+    const data = request.body.data as Record<string, unknown>
+    checkDraftData(data)
+    const updatedAt = await saveDraft(app.db, request.user!.id, draftId(request.body.draft), JSON.stringify(data))
+    if (updatedAt === undefined) throw new NotFound('draft not found')
+    return { saved: true, updated_at: updatedAt }
+  })
+
+  app.delete('/api/draft/', {
+    config: { access: 'user' },
+    schema: {
+      summary: 'Delete a draft',
+      description: 'Deletes the draft and its pending uploads, their stored files included.',
+      tags: ['drafts'],
+      security: bearerAuth,
+      querystring: DraftQuery,
+      response: { 200: Success, ...errorResponses(400, 401, 404) },
+    },
+  }, async (request) => {
+    const draft = await findOwnedDraft(app.db, request.user!.id, draftId(request.query.draft))
+    if (!draft) throw new NotFound('draft not found')
+    await purgeDrafts(app.db, app.store, [draft.id])
+    return { success: true }
+  })
+
+  app.post('/api/draft/publish/', {
+    config: { access: 'user' },
+    schema: {
+      summary: 'Publish a draft as a new pack',
+      description: 'Turns the caller\'s draft into a pack and its first version. Needs title and version_name in the draft\'s data '
+        + 'and exactly one version upload; the thumbnail (the newest thumbnail upload) and media uploads go along. '
+        + 'Namespace: the caller\'s username in lower case; pack_id: the title as a slug of [a-z0-9_-]. '
+        + 'Tags are matched to the site\'s tags by name (unknown names are ignored), the category by key. The draft is consumed.',
+      tags: ['drafts'],
+      security: bearerAuth,
+      body: PublishBody,
+      response: { 201: Pack, ...errorResponses(400, 401, 404, 409) },
+    },
+  }, async (request, reply) => {
+    const key = await publishDraft(app.db, app.store, request.user!, draftId(request.body.draft))
+    const pack = await loadPackDetail(app.db, key.namespace, key.packId)
+    if (!pack) throw new NotFound('pack not found')
+    return reply.code(201).send(toPack(pack, fileUrls(app.config, request)))
+  })
+}
+
+/** Draft ids are stored in lower case (as the uploads route stores draft_uuid): one draft, however the client spells it. */
+function draftId(uuid: string): string {
+  return uuid.toLowerCase()
+}

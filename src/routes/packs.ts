@@ -1,3 +1,181 @@
+// Packs: the listing, a pack's page data, the in-game update-check
+// (SPEC: /api/packs/{namespace}/{pack_id}/latest) and new versions (CONTRACT §5).
+import { createHash } from 'node:crypto'
+import type { MultipartFile } from '@fastify/multipart'
+import type { FastifyRequest } from 'fastify'
+import { Type } from 'typebox'
+import { findLatestVersion, findOwnedPackId, listPacks, loadPackDetail, versionNameTaken } from '../db/packs.js'
+import { BadRequest, Conflict, DomainError, NotFound, PayloadTooLarge } from '../domain/errors.js'
+import { ingestFile, type IngestedFile } from '../domain/ingest.js'
+import { addVersion } from '../domain/publishing.js'
 import type { App } from '../http/types.js'
+import { bearerAuth, errorResponses } from '../schemas/common.js'
+import {
+  NewVersionBody, Pack, PackLatest, PackList, PackListQuery, PackParams, fileUrls, toPack, toPackLatest, toPackSummary,
+  type PackLatestBody,
+} from '../schemas/packs.js'
 
-export default async function packsRoutes(_app: App): Promise<void> {}
+const DEFAULT_PER_PAGE = 20
+
+export default async function packsRoutes(app: App): Promise<void> {
+  app.get('/api/packs/', {
+    config: { access: 'gate' },
+    schema: {
+      summary: 'List packs',
+      description: 'Most recently updated first. Filters combine: title search, tag name, category key.',
+      tags: ['packs'],
+      querystring: PackListQuery,
+      response: { 200: PackList, ...errorResponses(400, 401) },
+    },
+  }, async (request) => {
+    const page = request.query.page ?? 1
+    const perPage = request.query.per_page ?? DEFAULT_PER_PAGE
+    const { items, total } = await listPacks(
+      app.db,
+      { q: request.query.q, tag: request.query.tag, category: request.query.category },
+      { limit: perPage, offset: (page - 1) * perPage },
+    )
+    const urls = fileUrls(app.config, request)
+    return { items: items.map((p) => toPackSummary(p, urls)), page, per_page: perPage, total }
+  })
+
+  app.get('/api/packs/:namespace/:pack_id/', {
+    config: { access: 'gate' },
+    schema: {
+      summary: 'A pack',
+      description: 'Everything a pack page shows, with all versions newest first.',
+      tags: ['packs'],
+      params: PackParams,
+      response: { 200: Pack, ...errorResponses(401, 404) },
+    },
+  }, async (request) => {
+    const { namespace, pack_id: packId } = lowerParams(request.params)
+    const pack = await loadPackDetail(app.db, namespace, packId)
+    if (!pack) throw new NotFound('pack not found')
+    return toPack(pack, fileUrls(app.config, request))
+  })
+
+  app.get('/api/packs/:namespace/:pack_id/latest', {
+    config: { access: 'gate' },
+    schema: {
+      summary: 'Pack update-check',
+      description: 'The newest version of the pack namespace:pack_id, for in-game auto-updaters. Answers with a strong ETag '
+        + 'and Cache-Control: no-cache; send If-None-Match to get 304 while nothing changed.',
+      tags: ['packs'],
+      params: PackParams,
+      response: { 200: PackLatest, 304: Type.Null({ description: 'Not modified: the ETag still matches.' }), ...errorResponses(401, 404) },
+    },
+  }, async (request, reply) => {
+    const { namespace, pack_id: packId } = lowerParams(request.params)
+    const latest = await findLatestVersion(app.db, namespace, packId)
+    if (!latest) throw new NotFound('pack not found')
+    // Serialised once, here, so the ETag is the hash of exactly the bytes sent.
+    const body = JSON.stringify(toPackLatest(latest, fileUrls(app.config, request)))
+    const etag = `"${createHash('sha256').update(body).digest('hex').slice(0, 32)}"`
+    // Clients may cache, but must ask every time: a new version has to be seen at once.
+    reply.header('etag', etag).header('cache-control', 'no-cache')
+    if (ifNoneMatch(request.headers['if-none-match'], etag)) return reply.code(304).send(null)
+    // A string with a JSON content type goes out as is; the response schema still documents it.
+    return reply.type('application/json; charset=utf-8').send(body as unknown as PackLatestBody)
+  })
+
+  app.post('/api/packs/:namespace/:pack_id/versions/', {
+    config: { access: 'user' },
+    // The multipart body is read as a stream below; the schema documents it (and params are plain strings).
+    validatorCompiler: () => () => true,
+    schema: {
+      summary: 'Add a version to a pack',
+      description: 'Owner only (someone else\'s pack is 404). multipart/form-data, parts in any order: file (a ZIP archive), '
+        + 'version_name (unique within the pack), changelog (optional). The new version becomes the newest at once.',
+      tags: ['packs'],
+      security: bearerAuth,
+      consumes: ['multipart/form-data'],
+      params: PackParams,
+      body: NewVersionBody,
+      response: { 201: Pack, ...errorResponses(400, 401, 404, 409, 413) },
+    },
+  }, async (request, reply) => {
+    const user = request.user!
+    const { namespace, pack_id: packId } = lowerParams(request.params)
+    const packRowId = await findOwnedPackId(app.db, user.id, namespace, packId)
+    if (!packRowId) throw new NotFound('pack not found')
+
+    if (!request.isMultipart()) throw new BadRequest('expected a multipart/form-data request with "file" and "version_name" parts')
+    if (!/;\s*boundary=/i.test(request.headers['content-type'] ?? '')) {
+      throw new BadRequest('malformed multipart/form-data request: the Content-Type has no boundary')
+    }
+    const fields = new Map<string, string>()
+    let file: IngestedFile | undefined
+    try {
+      for await (const part of request.parts()) {
+        if (part.type === 'file') {
+          if (part.fieldname !== 'file') throw refuse(part, new BadRequest(`unexpected file part "${part.fieldname}": send the archive in the "file" part`))
+          // Known already (sent before the file)? Then refuse a duplicate before storing the archive.
+          const earlyName = fields.get('version_name')?.trim()
+          if (earlyName && (await versionNameTaken(app.db, packRowId, earlyName))) {
+            throw refuse(part, new Conflict(`the pack already has a version named "${earlyName}"`))
+          }
+          file = await ingestFile(app.store, part.file, {
+            kind: 'version',
+            maxBytes: app.config.uploadLimits.version,
+            clientFilename: part.filename,
+          })
+        } else {
+          if (fields.has(part.fieldname)) throw new BadRequest(`the "${part.fieldname}" field is given more than once`)
+          if (part.valueTruncated) throw new PayloadTooLarge(`the "${part.fieldname}" field is too long`)
+          fields.set(part.fieldname, String(part.value))
+        }
+      }
+    } catch (error) {
+      if (file) await app.store.delete(file.id)
+      throw asClientError(error, request)
+    }
+    if (!file) throw new BadRequest('the "file" part (a ZIP archive) is required')
+    await addVersion(app.db, app.store, {
+      ownerId: user.id,
+      packRowId,
+      file,
+      versionName: fields.get('version_name'),
+      changelog: fields.get('changelog'),
+    })
+    const pack = await loadPackDetail(app.db, namespace, packId)
+    if (!pack) throw new NotFound('pack not found')
+    return reply.code(201).send(toPack(pack, fileUrls(app.config, request)))
+  })
+}
+
+/** Namespaces and pack ids are stored in lower case; the lookup is case-insensitive. */
+function lowerParams(params: { namespace: string; pack_id: string }): { namespace: string; pack_id: string } {
+  return { namespace: params.namespace.toLowerCase(), pack_id: params.pack_id.toLowerCase() }
+}
+
+/** Drains a file part we will not keep, so the request can finish, and hands back the error to throw. */
+function refuse(part: MultipartFile, error: Error): Error {
+  part.file.resume()
+  return error
+}
+
+/**
+ * Reading the form failed. The parser's own errors and ours go out as they
+ * are; a second file is a 400; a stream error once the body has ended or was
+ * aborted means the body was cut off or is not multipart at all. Anything
+ * else (storage failing mid-upload) stays a server error.
+ */
+function asClientError(error: unknown, request: FastifyRequest): unknown {
+  if (error instanceof DomainError) return error
+  const code = (error as { code?: unknown }).code
+  if (code === 'FST_FILES_LIMIT') return new BadRequest('only one file may be sent: the archive, in the "file" part')
+  if (typeof code === 'string' && code.startsWith('FST_')) return error
+  const raw = request.raw
+  if (raw.readableEnded || raw.destroyed || raw.aborted) {
+    return new BadRequest('malformed multipart/form-data body: it was cut off or is not valid multipart')
+  }
+  return error
+}
+
+/** If-None-Match (RFC 9110 §13.1.2): a list of entity tags or "*", compared weakly. */
+export function ifNoneMatch(header: string | undefined, etag: string): boolean {
+  if (!header) return false
+  if (header.trim() === '*') return true
+  return header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag)
+}
