@@ -10,14 +10,14 @@ import multipart from '@fastify/multipart'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import type { Config } from './config.js'
+import { ConfigError, type Config } from './config.js'
 import { migrateToLatest, openDatabase } from './db/index.js'
 import { openFileStore } from './storage/index.js'
 import { Gate } from './auth/gate.js'
 import { MemoryAttemptLimiter } from './auth/limiter.js'
 import { installAuth } from './auth/plugin.js'
 import { RouteMetrics } from './domain/metrics.js'
-import { installErrorHandling } from './http/errors.js'
+import { installErrorHandling, sendError } from './http/errors.js'
 import type { App } from './http/types.js'
 import { startSweeper } from './domain/sweep.js'
 import healthRoutes from './routes/health.js'
@@ -42,6 +42,7 @@ export const API_VERSION = '1.0.0'
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<App> {
   // Open the backends first: a bad DATABASE_URL or STORAGE_URL must fail before anything listens.
+  if (config.redisUrl) throw new ConfigError('REDIS_URL: Redis is not supported by this build; unset it to run a single instance')
   const db = openDatabase(config.databaseUrl)
   let store
   try {
@@ -66,6 +67,13 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     bodyLimit: config.draftBodyLimit,
     ajv: { customOptions: { allErrors: false, removeAdditional: false } },
     return503OnClosing: true,
+    // The router rejects an over-long or undecodable path parameter before any
+    // hook or error handler runs; answer in the API's { detail } shape too. Such
+    // a parameter names nothing that exists (CONTRACT §4: a malformed id is 404).
+    frameworkErrors: (error, _request, reply) => {
+      const badParam = error.code === 'FST_ERR_MAX_PARAM_LENGTH' || error.code === 'FST_ERR_BAD_URL'
+      void sendError(reply, badParam ? 404 : 500, badParam ? 'not found' : 'internal server error')
+    },
     forceCloseConnections: 'idle',
   }).withTypeProvider<TypeBoxTypeProvider>() as App
 

@@ -22,7 +22,8 @@ export function sanitizeFilename(raw: string | undefined, fallback = 'file'): st
  * RFC 5987 `filename*` (RFC 6266 section 4.3), so every browser gets a usable name.
  */
 export function contentDisposition(type: 'inline' | 'attachment', filename: string): string {
-  const ascii = filename.normalize('NFKD').replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_')
+  // Decompose and drop the combining marks, so "Grüße" falls back to "Gru_e" rather than "Gru__e".
+  const ascii = filename.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_')
   const encoded = encodeURIComponent(filename).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
   return `${type}; filename="${ascii}"; filename*=UTF-8''${encoded}`
 }

@@ -30,11 +30,33 @@ export interface IngestOptions {
   clientFilename: string | undefined
 }
 
+/** Bytes that are in storage but not yet accepted as any kind of upload. */
+export interface ReceivedFile {
+  id: string
+  size: number
+  sha256: string
+  /** The first SNIFF_BYTES bytes, for type detection. */
+  head: Buffer
+}
+
 /**
  * Streams `body` into `store`. The caller records the returned file in the
  * database, and must `store.delete(id)` if that fails.
  */
 export async function ingestFile(store: FileStore, body: Readable, options: IngestOptions): Promise<IngestedFile> {
+  const received = await receiveFile(store, body, { maxBytes: options.maxBytes, limitName: `${options.kind} limit` })
+  return acceptFile(store, received, options)
+}
+
+/**
+ * First half of ingestFile, for callers that learn the kind only after the
+ * bytes (a multipart form whose `kind` field follows the file): stores the
+ * stream under a `maxBytes` ceiling. On failure nothing is left in storage.
+ */
+export async function receiveFile(store: FileStore, body: Readable, options: { maxBytes: number; limitName: string }): Promise<ReceivedFile> {
+  // stream.pipeline never calls back for a source that is already destroyed
+  // (a multipart parser may destroy a file part when the form turns out broken).
+  if (body.destroyed) throw body.errored ?? new Error('the upload stream was closed before it could be read')
   const id = randomUUID()
   const meter = new Meter(options.maxBytes)
   // stream.pipeline (not .pipe) so an aborted request destroys the meter and so fails the put.
@@ -42,34 +64,46 @@ export async function ingestFile(store: FileStore, body: Readable, options: Inge
   try {
     await store.put(id, metered)
   } catch (error) {
-    if (meter.overLimit) throw new PayloadTooLarge(`the file is larger than the ${options.kind} limit of ${formatBytes(options.maxBytes)}`)
+    if (meter.overLimit) throw tooLarge(options.limitName, options.maxBytes)
     throw error
   }
+  return { id, size: meter.size, sha256: meter.digest(), head: meter.head() }
+}
 
+/**
+ * Second half of ingestFile: checks stored bytes against the kind's size limit
+ * and allowed types. On failure the bytes are deleted.
+ */
+export async function acceptFile(store: FileStore, received: ReceivedFile, options: IngestOptions): Promise<IngestedFile> {
   try {
-    if (meter.size === 0) throw new InvalidUpload('the file is empty')
-    const contentType = await decideType(store, id, meter, options.kind)
+    if (received.size > options.maxBytes) throw tooLarge(`${options.kind} limit`, options.maxBytes)
+    if (received.size === 0) throw new InvalidUpload('the file is empty')
+    const contentType = await decideType(store, received, options.kind)
     return {
-      id,
+      id: received.id,
       filename: sanitizeFilename(options.clientFilename),
       contentType: contentType.mime,
-      size: meter.size,
-      sha256: meter.digest(),
+      size: received.size,
+      sha256: received.sha256,
       packFormat: contentType.packFormat,
     }
   } catch (error) {
-    await store.delete(id)
+    await store.delete(received.id)
     throw error
   }
 }
 
-async function decideType(store: FileStore, id: string, meter: Meter, kind: UploadKind): Promise<{ mime: string; packFormat: number | null }> {
+function tooLarge(limitName: string, maxBytes: number): PayloadTooLarge {
+  return new PayloadTooLarge(`the file is larger than the ${limitName} of ${formatBytes(maxBytes)}`)
+}
+
+async function decideType(store: FileStore, received: ReceivedFile, kind: UploadKind): Promise<{ mime: string; packFormat: number | null }> {
   if (kind === 'version') {
     // file-type would call a ZIP with a META-INF folder a JAR; what matters here is that it opens as a ZIP.
-    const archive = await inspectArchive(store, id, meter.size)
+    const archive = await inspectArchive(store, received.id, received.size)
     return { mime: ZIP_TYPE, packFormat: archive.packFormat }
   }
-  const mime = await sniffType(meter.head())
+  const mime = await sniffType(received.head)
   if (!mime || !ALLOWED_TYPES[kind].includes(mime)) {
     throw new InvalidUpload(`invalid file type for kind "${kind}": ${mime ? `got ${mime}, ` : ''}expected ${describeAllowed(kind)}`)
   }

@@ -1,3 +1,248 @@
+// Temporary uploads (CONTRACT §4): a multipart form streamed straight into
+// storage, typed from its bytes, optionally joined to a draft; and their
+// deletion by the owner.
+import { randomUUID } from 'node:crypto'
+import type { FastifyRequest } from 'fastify'
+import type { MultipartValue } from '@fastify/multipart'
+import { Type } from 'typebox'
+import type { UploadKind } from '../config.js'
+import { claimDraft } from '../db/drafts.js'
+import { insertFile } from '../db/files.js'
+import { nowIso } from '../db/time.js'
+import { findOwnedUpload, insertUpload, type PendingUpload } from '../db/uploads.js'
+import { BadRequest, DomainError, NotFound } from '../domain/errors.js'
+import { UPLOAD_KINDS } from '../domain/filetypes.js'
+import { acceptFile, receiveFile, type IngestedFile, type ReceivedFile } from '../domain/ingest.js'
+import { purgeUploads } from '../domain/pending.js'
 import type { App } from '../http/types.js'
+import { Success, bearerAuth, errorResponses, isUuid } from '../schemas/common.js'
+import { TempUpload, toTempUpload } from '../schemas/uploads.js'
 
-export default async function uploadsRoutes(_app: App): Promise<void> {}
+/**
+ * The form as documented. It is never validated as a body: the route reads the
+ * parts as a stream (request.parts()) and checks each one itself.
+ */
+const UploadForm = Type.Object({
+  file: Type.String({ format: 'binary', description: 'The file. Its type is detected from its bytes; the declared type and name are not trusted.' }),
+  kind: Type.Optional(Type.String({
+    enum: [...UPLOAD_KINDS],
+    default: 'media',
+    description: 'thumbnail: PNG, JPEG, GIF, WebP. media: those or MP4, WebM. version: a ZIP archive. '
+      + 'Limits: thumbnail 5 MiB, media 100 MiB, version 500 MiB by default (413 above).',
+  })),
+  draft_uuid: Type.Optional(Type.String({ format: 'uuid', description: 'Joins the upload to this create-page draft, creating the draft if it is new.' })),
+}, { required: ['file'] })
+
+const UploadParams = Type.Object({ upload_uuid: Type.String({ description: 'UUID of the pending upload.' }) })
+
+export default async function uploadsRoutes(app: App): Promise<void> {
+  app.post('/api/uploads/', {
+    config: { access: 'user' },
+    schema: {
+      summary: 'Upload a temporary file',
+      description: 'multipart/form-data with a `file` part and optional `kind` and `draft_uuid` fields, in any order. '
+        + 'The file is kept as a pending upload until a pack uses it or it expires.',
+      tags: ['uploads'],
+      security: bearerAuth,
+      consumes: ['multipart/form-data'],
+      body: UploadForm,
+      response: { 200: TempUpload, ...errorResponses(400, 401, 404, 413) },
+    },
+    // The schema above documents the parts; validating it would look at a body
+    // that is not parsed yet (the parts are read as a stream in the handler).
+    validatorCompiler: () => () => true,
+  }, async (request) => {
+    const form = await readUploadForm(app, request)
+    const file = await acceptFile(app.store, form.received, {
+      kind: form.kind,
+      maxBytes: app.config.uploadLimits[form.kind],
+      clientFilename: form.clientFilename,
+    })
+    const upload = await recordUpload(app, request, request.user!.id, form.draftId, form.kind, file)
+    return toTempUpload(app.config, upload)
+  })
+
+  app.post('/api/uploads/:upload_uuid/delete/', {
+    config: { access: 'user' },
+    schema: {
+      summary: 'Delete a temporary upload',
+      description: 'Removes the caller\'s pending upload and its stored file. Someone else\'s upload is reported as not found.',
+      tags: ['uploads'],
+      security: bearerAuth,
+      params: UploadParams,
+      response: { 200: Success, ...errorResponses(401, 404) },
+    },
+  }, async (request) => {
+    const id = request.params.upload_uuid
+    const upload = isUuid(id) ? await findOwnedUpload(app.db, request.user!.id, id.toLowerCase()) : undefined
+    if (!upload) throw new NotFound('upload not found')
+    await purgeUploads(app.db, app.store, [upload])
+    return { success: true }
+  })
+}
+
+interface UploadForm {
+  received: ReceivedFile
+  clientFilename: string | undefined
+  kind: UploadKind
+  draftId: string | null
+}
+
+/**
+ * Reads the parts in whatever order they come. When `kind` precedes the file
+ * its limit applies while streaming; otherwise the largest limit does, and
+ * acceptFile checks the kind's own limit afterwards. Whatever fails, the
+ * stored bytes are deleted before the error goes out.
+ */
+async function readUploadForm(app: App, request: FastifyRequest): Promise<UploadForm> {
+  if (!request.isMultipart()) throw new BadRequest('expected a multipart/form-data request with a "file" part')
+  const boundary = multipartBoundary(request.headers['content-type'])
+  if (!boundary) throw new BadRequest('malformed multipart/form-data request: the Content-Type has no boundary')
+  const ending = new ClosingDelimiterWatch(boundary)
+  // Paused first: a 'data' listener would otherwise start the flow, and busboy,
+  // piped in only by request.parts(), could miss the first chunks.
+  request.raw.pause()
+  request.raw.on('data', (chunk: Buffer) => ending.push(chunk))
+
+  let received: ReceivedFile | undefined
+  let clientFilename: string | undefined
+  let kind: UploadKind | undefined
+  let draftId: string | undefined
+  try {
+    for await (const part of request.parts()) {
+      if (part.type === 'file') {
+        if (part.fieldname !== 'file') throw new BadRequest(`unexpected file part "${part.fieldname}": send the file in the "file" part`)
+        const maxBytes = kind ? app.config.uploadLimits[kind] : Math.max(...Object.values(app.config.uploadLimits))
+        clientFilename = part.filename
+        received = await receiveFile(app.store, part.file, { maxBytes, limitName: kind ? `${kind} limit` : 'largest upload limit' })
+      } else if (part.fieldname === 'kind') {
+        kind = parseKind(fieldText(part, kind))
+      } else if (part.fieldname === 'draft_uuid') {
+        draftId = parseDraftId(fieldText(part, draftId))
+      } else if (part.fieldname === 'file') {
+        throw new BadRequest('the "file" part must be a file (a part with a filename), not a text field')
+      }
+      // Other text fields (a form's csrf_token, say) are not ours to judge.
+    }
+    // A body that ends early can still parse as a shorter, well-formed form; the missing closing boundary tells.
+    if (!ending.seen) throw new BadRequest('malformed multipart/form-data body: it ends before its closing boundary')
+    if (!received) throw new BadRequest('missing "file" part')
+    return { received, clientFilename, kind: kind ?? 'media', draftId: draftId ?? null }
+  } catch (error) {
+    if (received) await discard(app, request, received.id)
+    throw asClientError(error, request, ending)
+  }
+}
+
+function fieldText(part: MultipartValue, previous: string | undefined): string {
+  if (previous !== undefined) throw new BadRequest(`the "${part.fieldname}" field is given more than once`)
+  return typeof part.value === 'string' ? part.value : String(part.value)
+}
+
+function parseKind(value: string): UploadKind {
+  const kind = UPLOAD_KINDS.find((k) => k === value)
+  if (!kind) throw new BadRequest(`unknown kind "${value}": expected one of ${UPLOAD_KINDS.join(', ')}`)
+  return kind
+}
+
+function parseDraftId(value: string): string {
+  if (!isUuid(value)) throw new BadRequest('draft_uuid must be a UUID')
+  return value.toLowerCase()
+}
+
+/**
+ * Errors while reading the form that are the client's doing: a body cut off
+ * or malformed (the parser's own errors, or the stream failing once the
+ * request has ended or been aborted without a closing boundary), and a second
+ * file. Anything else (storage failing mid-upload) stays a server error.
+ */
+function asClientError(error: unknown, request: FastifyRequest, ending: ClosingDelimiterWatch): unknown {
+  if (error instanceof DomainError) return error
+  const code = (error as { code?: unknown }).code
+  if (code === 'FST_FILES_LIMIT') return new BadRequest('only one file may be uploaded per request')
+  if (code === 'FST_PARTS_LIMIT' || code === 'FST_FIELDS_LIMIT') return new BadRequest('too many parts in the form: send file, kind and draft_uuid')
+  if (code === 'FST_INVALID_JSON_FIELD_ERROR') return new BadRequest('a form field declared as JSON is not valid JSON')
+  if (typeof code === 'string' && code.startsWith('FST_')) return error
+  const raw = request.raw
+  const bodyOver = raw.readableEnded || raw.destroyed || raw.aborted
+  if (!ending.seen && bodyOver) return new BadRequest('malformed multipart/form-data body: it was cut off or is not valid multipart')
+  return error
+}
+
+function multipartBoundary(contentType: string | undefined): string | undefined {
+  const match = /;\s*boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(contentType ?? '')
+  return match ? (match[1] ?? match[2]) : undefined
+}
+
+/**
+ * Watches the raw body for the multipart closing delimiter (CRLF "--" boundary
+ * "--"). The parser stops at the first one, so its presence is exactly "the
+ * form was complete".
+ */
+class ClosingDelimiterWatch {
+  seen = false
+  private readonly delimiter: Buffer
+  // The parser reads the body as if it began with CRLF, so a form with no parts still closes.
+  private tail = Buffer.from('\r\n')
+
+  constructor(boundary: string) {
+    this.delimiter = Buffer.from(`\r\n--${boundary}--`)
+  }
+
+  push(chunk: Buffer): void {
+    if (this.seen) return
+    const overlap = this.delimiter.length - 1
+    const seam = Buffer.concat([this.tail, chunk.subarray(0, overlap)])
+    if (seam.includes(this.delimiter) || chunk.includes(this.delimiter)) {
+      this.seen = true
+      return
+    }
+    this.tail = chunk.length >= overlap ? Buffer.from(chunk.subarray(chunk.length - overlap)) : seam.subarray(Math.max(0, seam.length - overlap))
+  }
+}
+
+/** The file and upload rows, and the draft claim, in one transaction; on failure the stored bytes go too. */
+async function recordUpload(app: App, request: FastifyRequest, userId: string, draftId: string | null, kind: UploadKind, file: IngestedFile): Promise<PendingUpload> {
+  const now = Date.now()
+  const upload = {
+    id: randomUUID(),
+    user_id: userId,
+    draft_id: draftId,
+    kind,
+    file_id: file.id,
+    pack_format: file.packFormat,
+    created_at: nowIso(now),
+    expires_at: nowIso(now + app.config.pendingUploadTtlMs),
+  }
+  try {
+    await app.db.transaction().execute(async (trx) => {
+      if (draftId && !(await claimDraft(trx, userId, draftId))) throw new NotFound('draft not found')
+      await insertFile(trx, file)
+      await insertUpload(trx, upload)
+    })
+  } catch (error) {
+    await discard(app, request, file.id)
+    throw error
+  }
+  return {
+    id: upload.id,
+    userId,
+    draftId,
+    kind,
+    fileId: file.id,
+    filename: file.filename,
+    contentType: file.contentType,
+    size: file.size,
+    packFormat: file.packFormat,
+    createdAt: upload.created_at,
+  }
+}
+
+/** Deletes stored bytes on the way out of a failed upload, without hiding the failure that got us here. */
+async function discard(app: App, request: FastifyRequest, fileId: string): Promise<void> {
+  try {
+    await app.store.delete(fileId)
+  } catch (error) {
+    request.log.error({ err: error, fileId }, 'could not delete the bytes of a failed upload')
+  }
+}

@@ -1,0 +1,138 @@
+// A client that goes away in the middle of an upload, over a real socket:
+// nothing of the half-sent file may stay on disk or in the database.
+import { after, before, test } from 'node:test'
+import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import net from 'node:net'
+import path from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { AddressInfo } from 'node:net'
+import { makeSite, storedFiles, type TestSite, type TestUser } from '../helpers/app.js'
+import { png } from '../helpers/fixtures.js'
+
+let site: TestSite
+let alice: TestUser
+let port: number
+
+before(async () => {
+  site = await makeSite()
+  alice = await site.user('alice')
+  await site.app.listen({ port: 0, host: '127.0.0.1' })
+  port = (site.app.server.address() as AddressInfo).port
+})
+after(() => site.close())
+
+async function rowCount(table: 'files' | 'uploads'): Promise<number> {
+  const row = await site.app.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
+  return Number(row.n)
+}
+
+function partialFiles(): string[] {
+  const root = path.join(site.dataDir, 'files')
+  if (!fs.existsSync(root)) return []
+  return (fs.readdirSync(root, { recursive: true }) as string[]).filter((p) => p.endsWith('.partial'))
+}
+
+/** Polls until `check` holds or the time is up; returns whether it held. */
+async function eventually(check: () => boolean | Promise<boolean>, ms = 5000): Promise<boolean> {
+  const deadline = Date.now() + ms
+  while (Date.now() < deadline) {
+    if (await check()) return true
+    await sleep(20)
+  }
+  return check()
+}
+
+/**
+ * Sends the request line, headers and the start of a multipart body that
+ * announces `declaredBytes` of file, then cuts the connection after `sendBytes`.
+ * Resolves with what the server wrote back before the cut (often nothing).
+ */
+async function abortedUpload(options: { kind: string; declaredBytes: number; sendBytes: number; waitForPartial: boolean }): Promise<string> {
+  const boundary = '----packsAbortTest'
+  const head = Buffer.from(
+    `--${boundary}\r\nContent-Disposition: form-data; name="kind"\r\n\r\n${options.kind}\r\n`
+    + `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.png"\r\nContent-Type: image/png\r\n\r\n`,
+  )
+  const tail = Buffer.from(`\r\n--${boundary}--\r\n`)
+  const contentLength = head.length + options.declaredBytes + tail.length
+  const socket = net.connect(port, '127.0.0.1')
+  await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject))
+  let answer = ''
+  socket.on('data', (chunk) => { answer += chunk.toString('latin1') })
+  socket.on('error', () => {})
+  socket.write(
+    `POST /api/uploads/ HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n`
+    + `Authorization: Bearer ${alice.username} ${alice.token}\r\n`
+    + `Content-Type: multipart/form-data; boundary=${boundary}\r\n`
+    + `Content-Length: ${contentLength}\r\n\r\n`,
+  )
+  socket.write(head)
+  // A real PNG start, so the bytes would be accepted had they all arrived.
+  const body = Buffer.concat([png(), Buffer.alloc(options.sendBytes - png().length, 0x5a)])
+  for (let offset = 0; offset < body.length; offset += 64 * 1024) {
+    const chunk = body.subarray(offset, offset + 64 * 1024)
+    if (!socket.write(chunk)) await new Promise((resolve) => socket.once('drain', resolve))
+  }
+  if (options.waitForPartial) {
+    // Make sure the server really is midway: the temporary file exists before the cut.
+    assert.ok(await eventually(() => partialFiles().length > 0), 'the server started writing the upload')
+  }
+  socket.destroy()
+  return answer
+}
+
+test('a connection cut midway through a large upload leaves no file, no partial file and no rows', async () => {
+  await abortedUpload({ kind: 'media', declaredBytes: 8 * 1024 * 1024, sendBytes: 2 * 1024 * 1024, waitForPartial: true })
+  const clean = await eventually(async () => storedFiles(site).length === 0 && partialFiles().length === 0)
+  assert.ok(clean, `storage is empty after the abort: ${storedFiles(site).join(', ')}`)
+  assert.equal(await rowCount('files'), 0)
+  assert.equal(await rowCount('uploads'), 0)
+})
+
+test('a connection cut right after the headers leaves nothing either', async () => {
+  await abortedUpload({ kind: 'thumbnail', declaredBytes: 1024 * 1024, sendBytes: 100, waitForPartial: false })
+  await sleep(100)
+  assert.ok(await eventually(() => storedFiles(site).length === 0))
+  assert.equal(await rowCount('files'), 0)
+  assert.equal(await rowCount('uploads'), 0)
+})
+
+test('the server keeps serving after aborted uploads', async () => {
+  const res = await fetch(`http://127.0.0.1:${port}/healthz`)
+  assert.equal(res.status, 200)
+  // And a whole upload over the same real socket path still works.
+  const form = new FormData()
+  form.append('kind', 'thumbnail')
+  form.append('file', new Blob([png()], { type: 'image/png' }), 'ok.png')
+  const upload = await fetch(`http://127.0.0.1:${port}/api/uploads/`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${alice.username} ${alice.token}` },
+    body: form,
+  })
+  assert.equal(upload.status, 200, await upload.clone().text())
+  const body = await upload.json() as { url: string }
+  const served = await fetch(`http://127.0.0.1:${port}${body.url}`, { headers: site.gate })
+  assert.ok(Buffer.from(await served.arrayBuffer()).equals(png()))
+  assert.equal(storedFiles(site).length, 1)
+})
+
+test('an over-size upload over a real socket gets its 413 and leaves nothing', async () => {
+  const before = storedFiles(site)
+  const form = new FormData()
+  form.append('kind', 'thumbnail')
+  form.append('file', new Blob([png(), new Uint8Array(6 * 1024 * 1024)], { type: 'image/png' }), 'huge.png')
+  const res = await fetch(`http://127.0.0.1:${port}/api/uploads/`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${alice.username} ${alice.token}` },
+    body: form,
+  }).catch((error: unknown) => error)
+  // The server may answer before it has read the whole body; a client may then see the reset instead.
+  if (res instanceof Response) {
+    assert.equal(res.status, 413)
+    assert.match(((await res.json()) as { detail: string }).detail, /thumbnail limit/)
+  }
+  assert.ok(await eventually(() => partialFiles().length === 0))
+  assert.deepEqual(storedFiles(site), before)
+  assert.equal(await rowCount('uploads'), 1)
+})
