@@ -21,9 +21,9 @@ const CLIENT_ERROR_STATUS: Record<string, number> = {
   FST_ERR_CTP_INVALID_JSON_BODY: 400,
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: 400,
   FST_INVALID_MULTIPART_CONTENT_TYPE: 400,
-  FST_PARTS_LIMIT: 413,
-  FST_FILES_LIMIT: 413,
-  FST_FIELDS_LIMIT: 413,
+  FST_PARTS_LIMIT: 400,
+  FST_FILES_LIMIT: 400,
+  FST_FIELDS_LIMIT: 400,
   FST_REQ_FILE_TOO_LARGE: 413,
   FST_PROTO_VIOLATION: 400,
 }
@@ -73,6 +73,8 @@ function clientMessage(error: FastifyError, status: number): string {
   if (error.code === 'FST_ERR_CTP_INVALID_JSON_BODY') return 'request body is not valid JSON'
   if (error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return 'request body is empty but content-type is application/json'
   if (error.code === 'FST_INVALID_MULTIPART_CONTENT_TYPE') return 'expected a multipart/form-data request'
+  if (error.code === 'FST_PARTS_LIMIT' || error.code === 'FST_FIELDS_LIMIT') return 'too many parts in the multipart/form-data body'
+  if (error.code === 'FST_FILES_LIMIT') return 'only one file may be sent per request'
   if (status === 413) return 'request body is too large'
   return error.message || 'bad request'
 }

@@ -5,6 +5,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { findFile, type FileRow } from '../db/files.js'
 import { NotFound } from '../domain/errors.js'
 import { contentDisposition } from '../domain/filenames.js'
+import { noneMatch } from '../http/conditional.js'
 import { sendError } from '../http/errors.js'
 import type { App } from '../http/types.js'
 import { isUuid } from '../schemas/common.js'
@@ -90,15 +91,6 @@ async function openStored(app: App, request: FastifyRequest, file: FileRow, rang
 
 function headerValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value.join(', ') : value
-}
-
-const ENTITY_TAG = /(?:W\/)?"[^"]*"/g
-
-/** If-None-Match uses the weak comparison: W/"x" matches "x" (RFC 9110 §13.1.2). */
-export function noneMatch(header: string | undefined, etag: string): boolean {
-  if (header === undefined) return false
-  if (header.trim() === '*') return true
-  return (header.match(ENTITY_TAG) ?? []).some((tag) => tag.replace(/^W\//, '') === etag)
 }
 
 /** If-Range: a strong entity-tag must match exactly, a date must equal Last-Modified (RFC 9110 §13.1.5). */

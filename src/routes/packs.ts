@@ -1,13 +1,13 @@
 // Packs: the listing, a pack's page data, the in-game update-check
 // (SPEC: /api/packs/{namespace}/{pack_id}/latest) and new versions (CONTRACT §5).
 import { createHash } from 'node:crypto'
-import type { MultipartFile } from '@fastify/multipart'
-import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { findLatestVersion, findOwnedPackId, listPacks, loadPackDetail, versionNameTaken } from '../db/packs.js'
-import { BadRequest, Conflict, DomainError, NotFound, PayloadTooLarge } from '../domain/errors.js'
-import { ingestFile, type IngestedFile } from '../domain/ingest.js'
+import { BadRequest, Conflict, NotFound } from '../domain/errors.js'
+import { ingestFile } from '../domain/ingest.js'
 import { addVersion } from '../domain/publishing.js'
+import { noneMatch } from '../http/conditional.js'
+import { readFileForm } from '../http/multipart.js'
 import type { App } from '../http/types.js'
 import { bearerAuth, errorResponses } from '../schemas/common.js'
 import {
@@ -74,7 +74,7 @@ export default async function packsRoutes(app: App): Promise<void> {
     const etag = `"${createHash('sha256').update(body).digest('hex').slice(0, 32)}"`
     // Clients may cache, but must ask every time: a new version has to be seen at once.
     reply.header('etag', etag).header('cache-control', 'no-cache')
-    if (ifNoneMatch(request.headers['if-none-match'], etag)) return reply.code(304).send(null)
+    if (noneMatch(request.headers['if-none-match'], etag)) return reply.code(304).send(null)
     // A string with a JSON content type goes out as is; the response schema still documents it.
     return reply.type('application/json; charset=utf-8').send(body as unknown as PackLatestBody)
   })
@@ -100,36 +100,19 @@ export default async function packsRoutes(app: App): Promise<void> {
     const packRowId = await findOwnedPackId(app.db, user.id, namespace, packId)
     if (!packRowId) throw new NotFound('pack not found')
 
-    if (!request.isMultipart()) throw new BadRequest('expected a multipart/form-data request with "file" and "version_name" parts')
-    if (!/;\s*boundary=/i.test(request.headers['content-type'] ?? '')) {
-      throw new BadRequest('malformed multipart/form-data request: the Content-Type has no boundary')
-    }
-    const fields = new Map<string, string>()
-    let file: IngestedFile | undefined
-    try {
-      for await (const part of request.parts()) {
-        if (part.type === 'file') {
-          if (part.fieldname !== 'file') throw refuse(part, new BadRequest(`unexpected file part "${part.fieldname}": send the archive in the "file" part`))
-          // Known already (sent before the file)? Then refuse a duplicate before storing the archive.
-          const earlyName = fields.get('version_name')?.trim()
-          if (earlyName && (await versionNameTaken(app.db, packRowId, earlyName))) {
-            throw refuse(part, new Conflict(`the pack already has a version named "${earlyName}"`))
-          }
-          file = await ingestFile(app.store, part.file, {
-            kind: 'version',
-            maxBytes: app.config.uploadLimits.version,
-            clientFilename: part.filename,
-          })
-        } else {
-          if (fields.has(part.fieldname)) throw new BadRequest(`the "${part.fieldname}" field is given more than once`)
-          if (part.valueTruncated) throw new PayloadTooLarge(`the "${part.fieldname}" field is too long`)
-          fields.set(part.fieldname, String(part.value))
+    const { file, fields } = await readFileForm(request, {
+      fileField: 'file',
+      async onFile(part, fieldsSoFar) {
+        // Known already (sent before the file)? Then refuse a duplicate before storing the archive.
+        const earlyName = fieldsSoFar.get('version_name')?.trim()
+        if (earlyName && (await versionNameTaken(app.db, packRowId, earlyName))) {
+          part.file.resume()
+          throw new Conflict(`the pack already has a version named "${earlyName}"`)
         }
-      }
-    } catch (error) {
-      if (file) await app.store.delete(file.id)
-      throw asClientError(error, request)
-    }
+        return ingestFile(app.store, part.file, { kind: 'version', maxBytes: app.config.uploadLimits.version, clientFilename: part.filename })
+      },
+      discard: (ingested) => app.store.delete(ingested.id),
+    })
     if (!file) throw new BadRequest('the "file" part (a ZIP archive) is required')
     await addVersion(app.db, app.store, {
       ownerId: user.id,
@@ -147,35 +130,4 @@ export default async function packsRoutes(app: App): Promise<void> {
 /** Namespaces and pack ids are stored in lower case; the lookup is case-insensitive. */
 function lowerParams(params: { namespace: string; pack_id: string }): { namespace: string; pack_id: string } {
   return { namespace: params.namespace.toLowerCase(), pack_id: params.pack_id.toLowerCase() }
-}
-
-/** Drains a file part we will not keep, so the request can finish, and hands back the error to throw. */
-function refuse(part: MultipartFile, error: Error): Error {
-  part.file.resume()
-  return error
-}
-
-/**
- * Reading the form failed. The parser's own errors and ours go out as they
- * are; a second file is a 400; a stream error once the body has ended or was
- * aborted means the body was cut off or is not multipart at all. Anything
- * else (storage failing mid-upload) stays a server error.
- */
-function asClientError(error: unknown, request: FastifyRequest): unknown {
-  if (error instanceof DomainError) return error
-  const code = (error as { code?: unknown }).code
-  if (code === 'FST_FILES_LIMIT') return new BadRequest('only one file may be sent: the archive, in the "file" part')
-  if (typeof code === 'string' && code.startsWith('FST_')) return error
-  const raw = request.raw
-  if (raw.readableEnded || raw.destroyed || raw.aborted) {
-    return new BadRequest('malformed multipart/form-data body: it was cut off or is not valid multipart')
-  }
-  return error
-}
-
-/** If-None-Match (RFC 9110 §13.1.2): a list of entity tags or "*", compared weakly. */
-export function ifNoneMatch(header: string | undefined, etag: string): boolean {
-  if (!header) return false
-  if (header.trim() === '*') return true
-  return header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag)
 }

@@ -3,17 +3,17 @@
 // deletion by the owner.
 import { randomUUID } from 'node:crypto'
 import type { FastifyRequest } from 'fastify'
-import type { MultipartValue } from '@fastify/multipart'
 import { Type } from 'typebox'
 import type { UploadKind } from '../config.js'
 import { claimDraft } from '../db/drafts.js'
 import { insertFile } from '../db/files.js'
 import { nowIso } from '../db/time.js'
 import { findOwnedUpload, insertUpload, type PendingUpload } from '../db/uploads.js'
-import { BadRequest, DomainError, NotFound } from '../domain/errors.js'
+import { BadRequest, NotFound } from '../domain/errors.js'
 import { UPLOAD_KINDS } from '../domain/filetypes.js'
 import { acceptFile, receiveFile, type IngestedFile, type ReceivedFile } from '../domain/ingest.js'
 import { purgeUploads } from '../domain/pending.js'
+import { readFileForm } from '../http/multipart.js'
 import type { App } from '../http/types.js'
 import { Success, bearerAuth, errorResponses, isUuid } from '../schemas/common.js'
 import { TempUpload, toTempUpload } from '../schemas/uploads.js'
@@ -91,52 +91,36 @@ interface UploadForm {
 /**
  * Reads the parts in whatever order they come. When `kind` precedes the file
  * its limit applies while streaming; otherwise the largest limit does, and
- * acceptFile checks the kind's own limit afterwards. Whatever fails, the
- * stored bytes are deleted before the error goes out.
+ * acceptFile checks the kind's own limit afterwards.
  */
 async function readUploadForm(app: App, request: FastifyRequest): Promise<UploadForm> {
-  if (!request.isMultipart()) throw new BadRequest('expected a multipart/form-data request with a "file" part')
-  const boundary = multipartBoundary(request.headers['content-type'])
-  if (!boundary) throw new BadRequest('malformed multipart/form-data request: the Content-Type has no boundary')
-  const ending = new ClosingDelimiterWatch(boundary)
-  // Paused first: a 'data' listener would otherwise start the flow, and busboy,
-  // piped in only by request.parts(), could miss the first chunks.
-  request.raw.pause()
-  request.raw.on('data', (chunk: Buffer) => ending.push(chunk))
-
-  let received: ReceivedFile | undefined
   let clientFilename: string | undefined
-  let kind: UploadKind | undefined
-  let draftId: string | undefined
-  try {
-    for await (const part of request.parts()) {
-      if (part.type === 'file') {
-        if (part.fieldname !== 'file') throw new BadRequest(`unexpected file part "${part.fieldname}": send the file in the "file" part`)
-        const maxBytes = kind ? app.config.uploadLimits[kind] : Math.max(...Object.values(app.config.uploadLimits))
-        clientFilename = part.filename
-        received = await receiveFile(app.store, part.file, { maxBytes, limitName: kind ? `${kind} limit` : 'largest upload limit' })
-      } else if (part.fieldname === 'kind') {
-        kind = parseKind(fieldText(part, kind))
-      } else if (part.fieldname === 'draft_uuid') {
-        draftId = parseDraftId(fieldText(part, draftId))
-      } else if (part.fieldname === 'file') {
-        throw new BadRequest('the "file" part must be a file (a part with a filename), not a text field')
-      }
+  const form = await readFileForm(request, {
+    fileField: 'file',
+    onField(name, value) {
+      if (name === 'kind') parseKind(value)
+      else if (name === 'draft_uuid') parseDraftId(value)
       // Other text fields (a form's csrf_token, say) are not ours to judge.
-    }
-    // A body that ends early can still parse as a shorter, well-formed form; the missing closing boundary tells.
-    if (!ending.seen) throw new BadRequest('malformed multipart/form-data body: it ends before its closing boundary')
-    if (!received) throw new BadRequest('missing "file" part')
-    return { received, clientFilename, kind: kind ?? 'media', draftId: draftId ?? null }
-  } catch (error) {
-    if (received) await discard(app, request, received.id)
-    throw asClientError(error, request, ending)
+    },
+    onFile(part, fields) {
+      const kind = fields.has('kind') ? parseKind(fields.get('kind')!) : undefined
+      clientFilename = part.filename
+      return receiveFile(app.store, part.file, {
+        maxBytes: kind ? app.config.uploadLimits[kind] : Math.max(...Object.values(app.config.uploadLimits)),
+        limitName: kind ? `${kind} limit` : 'largest upload limit',
+      })
+    },
+    discard: (received) => app.store.delete(received.id),
+  })
+  if (!form.file) throw new BadRequest('missing "file" part')
+  const kind = form.fields.get('kind')
+  const draftId = form.fields.get('draft_uuid')
+  return {
+    received: form.file,
+    clientFilename,
+    kind: kind === undefined ? 'media' : parseKind(kind),
+    draftId: draftId === undefined ? null : parseDraftId(draftId),
   }
-}
-
-function fieldText(part: MultipartValue, previous: string | undefined): string {
-  if (previous !== undefined) throw new BadRequest(`the "${part.fieldname}" field is given more than once`)
-  return typeof part.value === 'string' ? part.value : String(part.value)
 }
 
 function parseKind(value: string): UploadKind {
@@ -148,57 +132,6 @@ function parseKind(value: string): UploadKind {
 function parseDraftId(value: string): string {
   if (!isUuid(value)) throw new BadRequest('draft_uuid must be a UUID')
   return value.toLowerCase()
-}
-
-/**
- * Errors while reading the form that are the client's doing: a body cut off
- * or malformed (the parser's own errors, or the stream failing once the
- * request has ended or been aborted without a closing boundary), and a second
- * file. Anything else (storage failing mid-upload) stays a server error.
- */
-function asClientError(error: unknown, request: FastifyRequest, ending: ClosingDelimiterWatch): unknown {
-  if (error instanceof DomainError) return error
-  const code = (error as { code?: unknown }).code
-  if (code === 'FST_FILES_LIMIT') return new BadRequest('only one file may be uploaded per request')
-  if (code === 'FST_PARTS_LIMIT' || code === 'FST_FIELDS_LIMIT') return new BadRequest('too many parts in the form: send file, kind and draft_uuid')
-  if (code === 'FST_INVALID_JSON_FIELD_ERROR') return new BadRequest('a form field declared as JSON is not valid JSON')
-  if (typeof code === 'string' && code.startsWith('FST_')) return error
-  const raw = request.raw
-  const bodyOver = raw.readableEnded || raw.destroyed || raw.aborted
-  if (!ending.seen && bodyOver) return new BadRequest('malformed multipart/form-data body: it was cut off or is not valid multipart')
-  return error
-}
-
-function multipartBoundary(contentType: string | undefined): string | undefined {
-  const match = /;\s*boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(contentType ?? '')
-  return match ? (match[1] ?? match[2]) : undefined
-}
-
-/**
- * Watches the raw body for the multipart closing delimiter (CRLF "--" boundary
- * "--"). The parser stops at the first one, so its presence is exactly "the
- * form was complete".
- */
-class ClosingDelimiterWatch {
-  seen = false
-  private readonly delimiter: Buffer
-  // The parser reads the body as if it began with CRLF, so a form with no parts still closes.
-  private tail = Buffer.from('\r\n')
-
-  constructor(boundary: string) {
-    this.delimiter = Buffer.from(`\r\n--${boundary}--`)
-  }
-
-  push(chunk: Buffer): void {
-    if (this.seen) return
-    const overlap = this.delimiter.length - 1
-    const seam = Buffer.concat([this.tail, chunk.subarray(0, overlap)])
-    if (seam.includes(this.delimiter) || chunk.includes(this.delimiter)) {
-      this.seen = true
-      return
-    }
-    this.tail = chunk.length >= overlap ? Buffer.from(chunk.subarray(chunk.length - overlap)) : seam.subarray(Math.max(0, seam.length - overlap))
-  }
 }
 
 /** The file and upload rows, and the draft claim, in one transaction; on failure the stored bytes go too. */

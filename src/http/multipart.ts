@@ -1,0 +1,113 @@
+// Reading a multipart/form-data request that carries one file and a few text
+// fields, in any order, with the file streamed (never buffered). Shared by the
+// upload route and the new-version route so both treat broken forms alike:
+// every client mistake is a 400 (413 for an over-long field), and whatever the
+// form stored is discarded when the form fails.
+import type { FastifyRequest } from 'fastify'
+import type { MultipartFile } from '@fastify/multipart'
+import { BadRequest, DomainError, PayloadTooLarge } from '../domain/errors.js'
+
+export interface FileFormHandlers<F> {
+  /** Name of the one file part. */
+  fileField: string
+  /** Checks a text field as it arrives (so a bad `kind` fails before the file is streamed); throw to refuse. */
+  onField?(name: string, value: string, fields: ReadonlyMap<string, string>): void | Promise<void>
+  /** Stores the file part; sees the text fields that came before it. */
+  onFile(part: MultipartFile, fields: ReadonlyMap<string, string>): Promise<F>
+  /** Removes what onFile stored, when the form fails after it. */
+  discard(file: F): Promise<void>
+}
+
+export interface FileForm<F> {
+  file: F | undefined
+  fields: Map<string, string>
+}
+
+export async function readFileForm<F>(request: FastifyRequest, handlers: FileFormHandlers<F>): Promise<FileForm<F>> {
+  if (!request.isMultipart()) throw new BadRequest(`expected a multipart/form-data request with a "${handlers.fileField}" part`)
+  const boundary = multipartBoundary(request.headers['content-type'])
+  if (!boundary) throw new BadRequest('malformed multipart/form-data request: the Content-Type has no boundary')
+  const ending = new ClosingDelimiterWatch(boundary)
+  // Paused first, so this listener cannot start the flow before the parser is piped in.
+  request.raw.pause()
+  request.raw.on('data', (chunk: Buffer) => ending.push(chunk))
+
+  const fields = new Map<string, string>()
+  let file: F | undefined
+  try {
+    for await (const part of request.parts()) {
+      if (part.type === 'file') {
+        if (part.fieldname !== handlers.fileField) {
+          part.file.resume()
+          throw new BadRequest(`unexpected file part "${part.fieldname}": send the file in the "${handlers.fileField}" part`)
+        }
+        file = await handlers.onFile(part, fields)
+        continue
+      }
+      if (part.fieldname === handlers.fileField) {
+        throw new BadRequest(`the "${handlers.fileField}" part must be a file (a part with a filename), not a text field`)
+      }
+      if (fields.has(part.fieldname)) throw new BadRequest(`the "${part.fieldname}" field is given more than once`)
+      if (part.valueTruncated) throw new PayloadTooLarge(`the "${part.fieldname}" field is too long`)
+      const value = typeof part.value === 'string' ? part.value : String(part.value)
+      await handlers.onField?.(part.fieldname, value, fields)
+      fields.set(part.fieldname, value)
+    }
+    // @fastify/multipart ends the parts quietly at "unexpected end of form", so a body cut off after
+    // the file would parse as a shorter, well-formed form; the missing closing boundary tells.
+    if (!ending.seen) throw new BadRequest('malformed multipart/form-data body: it ends before its closing boundary')
+    return { file, fields }
+  } catch (error) {
+    if (file !== undefined) await handlers.discard(file)
+    throw asClientError(error, request, ending)
+  }
+}
+
+/**
+ * The parser's own errors and ours go out as they are; a second file is a 400;
+ * a stream error once the body has ended or was aborted without its closing
+ * boundary means the body was cut off or is not multipart. Anything else
+ * (storage failing mid-upload) stays a server error.
+ */
+function asClientError(error: unknown, request: FastifyRequest, ending: ClosingDelimiterWatch): unknown {
+  if (error instanceof DomainError) return error
+  const code = (error as { code?: unknown }).code
+  if (code === 'FST_FILES_LIMIT') return new BadRequest('only one file may be sent per request')
+  if (typeof code === 'string' && code.startsWith('FST_')) return error
+  const raw = request.raw
+  const bodyOver = raw.readableEnded || raw.destroyed || raw.aborted
+  if (!ending.seen && bodyOver) return new BadRequest('malformed multipart/form-data body: it was cut off or is not valid multipart')
+  return error
+}
+
+function multipartBoundary(contentType: string | undefined): string | undefined {
+  const match = /;\s*boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(contentType ?? '')
+  return match ? (match[1] ?? match[2]) : undefined
+}
+
+/**
+ * Watches the raw body for the multipart closing delimiter (CRLF "--" boundary
+ * "--"). The parser stops at the first one, so its presence is exactly "the
+ * form was complete".
+ */
+class ClosingDelimiterWatch {
+  seen = false
+  private readonly delimiter: Buffer
+  // The parser reads the body as if it began with CRLF, so a form with no parts still closes.
+  private tail = Buffer.from('\r\n')
+
+  constructor(boundary: string) {
+    this.delimiter = Buffer.from(`\r\n--${boundary}--`)
+  }
+
+  push(chunk: Buffer): void {
+    if (this.seen) return
+    const overlap = this.delimiter.length - 1
+    const seam = Buffer.concat([this.tail, chunk.subarray(0, overlap)])
+    if (seam.includes(this.delimiter) || chunk.includes(this.delimiter)) {
+      this.seen = true
+      return
+    }
+    this.tail = chunk.length >= overlap ? Buffer.from(chunk.subarray(chunk.length - overlap)) : seam.subarray(Math.max(0, seam.length - overlap))
+  }
+}
