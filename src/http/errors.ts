@@ -26,6 +26,7 @@ const CLIENT_ERROR_STATUS: Record<string, number> = {
   FST_FIELDS_LIMIT: 400,
   FST_REQ_FILE_TOO_LARGE: 413,
   FST_PROTO_VIOLATION: 400,
+  FST_INVALID_JSON_FIELD_ERROR: 400,
 }
 
 export function installErrorHandling(app: App): void {
@@ -75,6 +76,7 @@ function clientMessage(error: FastifyError, status: number): string {
   if (error.code === 'FST_INVALID_MULTIPART_CONTENT_TYPE') return 'expected a multipart/form-data request'
   if (error.code === 'FST_PARTS_LIMIT' || error.code === 'FST_FIELDS_LIMIT') return 'too many parts in the multipart/form-data body'
   if (error.code === 'FST_FILES_LIMIT') return 'only one file may be sent per request'
+  if (error.code === 'FST_INVALID_JSON_FIELD_ERROR') return 'a form field declared as JSON is not valid JSON'
   if (status === 413) return 'request body is too large'
   return error.message || 'bad request'
 }

@@ -58,7 +58,10 @@ export async function readFileForm<F>(request: FastifyRequest, handlers: FileFor
     if (!ending.seen) throw new BadRequest('malformed multipart/form-data body: it ends before its closing boundary')
     return { file, fields }
   } catch (error) {
-    if (file !== undefined) await handlers.discard(file)
+    if (file !== undefined) {
+      // A failed clean-up is logged, not thrown: the client must still hear what was wrong with its form.
+      await handlers.discard(file).catch((cleanupError: unknown) => request.log.error({ err: cleanupError }, 'could not delete the bytes of a failed form'))
+    }
     throw asClientError(error, request, ending)
   }
 }
