@@ -91,7 +91,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(cookie)
   await app.register(formbody)
   await app.register(multipart, {
-    // Per-kind limits are enforced while streaming (src/domain/uploads.ts);
+    // Per-kind limits are enforced while streaming (src/domain/ingest.ts);
     // this is the backstop for the largest kind.
     limits: {
       fileSize: Math.max(...Object.values(config.uploadLimits)) + 1,

@@ -7,7 +7,7 @@ import { Type } from 'typebox'
 import type { UploadKind } from '../config.js'
 import { claimDraft } from '../db/drafts.js'
 import { insertFile } from '../db/files.js'
-import { nowIso } from '../db/time.js'
+import { monotonicNow, nowIso } from '../db/time.js'
 import { findOwnedUpload, insertUpload, type PendingUpload } from '../db/uploads.js'
 import { BadRequest, NotFound } from '../domain/errors.js'
 import { UPLOAD_KINDS } from '../domain/filetypes.js'
@@ -136,7 +136,7 @@ function parseDraftId(value: string): string {
 
 /** The file and upload rows, and the draft claim, in one transaction; on failure the stored bytes go too. */
 async function recordUpload(app: App, request: FastifyRequest, userId: string, draftId: string | null, kind: UploadKind, file: IngestedFile): Promise<PendingUpload> {
-  const now = Date.now()
+  const now = monotonicNow()
   const upload = {
     id: randomUUID(),
     user_id: userId,

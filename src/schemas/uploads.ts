@@ -11,7 +11,7 @@ export const TempUpload = Type.Object(
     content_type: Type.String({ description: 'Detected from the file bytes.' }),
     url: Type.String({ description: 'Where the file is served: /api/files/{file_id}/ (absolute when PACKS_BASE_URL is set).' }),
   },
-  { title: 'TempUpload' },
+  { title: 'TempUpload', description: 'A pending upload, owned by its uploader, optionally scoped to a draft.' },
 )
 
 export type TempUploadBody = Static<typeof TempUpload>

@@ -33,8 +33,6 @@ export async function upload(
   const uploaded = res.json() as Omit<Uploaded, 'fileId'>
   const fileId = /\/api\/files\/([0-9a-f-]{36})\/$/.exec(uploaded.url)?.[1]
   assert.ok(fileId, `a file URL: ${uploaded.url}`)
-  // Uploads keep their order by created_at (milliseconds): keep consecutive ones apart so "upload order" is certain.
-  await new Promise((resolve) => setTimeout(resolve, 2))
   return { ...uploaded, fileId }
 }
 
