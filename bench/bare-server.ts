@@ -1,0 +1,30 @@
+// The baseline of the update-check benchmark: a bare node:http server that
+// answers every request with the same bytes our server sends for
+// GET /api/packs/{namespace}/{pack_id}/latest. Runs in its own process (like our
+// server) so it never shares an event loop with the load generator.
+// Input: BENCH_BODY_B64 (the body), BENCH_CONTENT_TYPE. Output: its port on stdout.
+import http from 'node:http'
+
+const body = Buffer.from(process.env.BENCH_BODY_B64 ?? '', 'base64')
+const contentType = process.env.BENCH_CONTENT_TYPE ?? 'application/json'
+if (body.length === 0) {
+  process.stderr.write('bare-server: BENCH_BODY_B64 is empty\n')
+  process.exit(1)
+}
+
+const server = http.createServer((request, response) => {
+  // Drain whatever the client sent, as any real server must.
+  request.resume()
+  response.writeHead(200, { 'content-type': contentType, 'content-length': body.length })
+  response.end(body)
+})
+
+server.listen(0, '127.0.0.1', () => {
+  const address = server.address()
+  process.stdout.write(`${typeof address === 'object' && address ? address.port : 0}\n`)
+})
+
+process.on('SIGTERM', () => {
+  server.closeAllConnections()
+  server.close(() => process.exit(0))
+})

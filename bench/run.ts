@@ -1,0 +1,329 @@
+// `npm run bench`: two measurements of the real server, started as `npm start`
+// starts it, on loopback only, in about a minute and a half.
+//
+//  a) Update-check throughput: GET /api/packs/{namespace}/{pack_id}/latest through
+//     the gate (X-Master-Password checked on every request), against a bare
+//     node:http server answering the same bytes. Target: ours >= 0.75 x bare.
+//  b) Upload memory: a 400 MiB version archive streamed as a chunked multipart
+//     upload, watching the server's resident memory. Target: growth < 100 MiB.
+//
+// Exits non-zero only when something fails (a non-200, a wrong byte, a crash);
+// a missed target is printed as "TARGET MISSED". Figures go to .tmp/bench-results.json.
+//
+// Knobs (environment): BENCH_DURATION seconds per run (8), BENCH_ROUNDS (3),
+// BENCH_CONNECTIONS (50), BENCH_WARMUP seconds (2), BENCH_UPLOAD_MIB (400).
+import { spawn, type ChildProcess } from 'node:child_process'
+import { createHash, randomUUID } from 'node:crypto'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import autocannon from 'autocannon'
+import { datapack } from '../test/helpers/fixtures.js'
+import { ROOT, cliOk, lastLine, startServer, type RunningServer } from '../test/helpers/server.js'
+import { MiB, readMemory, resetPeak, sampleRss } from './procfs.js'
+import { bigZip, streamUpload } from './stream-upload.js'
+
+const MASTER_PASSWORD = 'bench-master-password'
+const number = (name: string, fallback: number) => {
+  const raw = process.env[name]
+  const value = raw === undefined || raw === '' ? fallback : Number(raw)
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name}: "${raw}" is not a positive number`)
+  return value
+}
+const DURATION = number('BENCH_DURATION', 8)
+const ROUNDS = Math.round(number('BENCH_ROUNDS', 3))
+const CONNECTIONS = Math.round(number('BENCH_CONNECTIONS', 50))
+const WARMUP = number('BENCH_WARMUP', 2)
+const UPLOAD_BYTES = Math.round(number('BENCH_UPLOAD_MIB', 400) * MiB)
+const RATIO_TARGET = 0.75
+const GROWTH_TARGET_MIB = 100
+
+/** A failure (not a missed target): the benchmark exits 1 after cleaning up. */
+class BenchFailure extends Error {}
+
+// The server production-like: quiet logs, gate password from the environment.
+const SERVER_ENV = { LOG_LEVEL: 'warn', NODE_ENV: 'production', PACKS_MASTER_PASSWORD: MASTER_PASSWORD }
+const GATE = { 'x-master-password': MASTER_PASSWORD }
+
+const children: ChildProcess[] = []
+const servers: RunningServer[] = []
+// Ctrl-C still runs the exit hooks that kill the children.
+process.once('SIGINT', () => process.exit(130))
+process.once('exit', () => {
+  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL')
+})
+
+const log = (line: string) => process.stdout.write(`${line}\n`)
+
+async function expectStatus(res: Response, status: number, what: string): Promise<string> {
+  const text = await res.text()
+  if (res.status !== status) throw new BenchFailure(`${what}: expected ${status}, got ${res.status}: ${text.slice(0, 500)}`)
+  return text
+}
+
+async function start(): Promise<RunningServer> {
+  const server = await startServer({ env: SERVER_ENV })
+  servers.push(server)
+  return server
+}
+
+async function stop(server: RunningServer): Promise<void> {
+  const exit = await server.stop()
+  if (exit.code !== 0) throw new BenchFailure(`server exited with ${JSON.stringify(exit)} on SIGTERM; stderr:\n${server.stderr()}`)
+  fs.rmSync(server.dataDir, { recursive: true, force: true })
+}
+
+/** A user and an API token made with the admin CLI, as an operator would; returns request headers. */
+async function seedUser(server: RunningServer, username: string): Promise<Record<string, string>> {
+  await cliOk(['user', 'create', username, '--password', 'bench-password-0123'], server.env)
+  const token = lastLine((await cliOk(['token', 'create', username, '--name', 'bench'], server.env)).stdout)
+  return { ...GATE, authorization: `Bearer ${username} ${token}` }
+}
+
+/** Upload, draft, publish: one pack with one version. Returns its update-check path and exact answer. */
+async function seedPack(server: RunningServer, headers: Record<string, string>) {
+  const draft = randomUUID()
+  const form = new FormData()
+  form.append('kind', 'version')
+  form.append('draft_uuid', draft)
+  form.append('file', new Blob([await datapack(48)], { type: 'application/zip' }), 'bench-pack-1.0.0.zip')
+  await expectStatus(await fetch(`${server.url}/api/uploads/`, { method: 'POST', headers, body: form }), 200, 'upload version')
+
+  const data = { title: 'Bench Pack', summary: 'A pack to benchmark the update-check', version_name: '1.0.0', changelog: 'First.' }
+  const json = { ...headers, 'content-type': 'application/json' }
+  await expectStatus(await fetch(`${server.url}/api/draft/`, { method: 'POST', headers: json, body: JSON.stringify({ draft, data }) }), 200, 'save draft')
+  const published = JSON.parse(await expectStatus(
+    await fetch(`${server.url}/api/draft/publish/`, { method: 'POST', headers: json, body: JSON.stringify({ draft }) }), 201, 'publish')) as { namespace: string; pack_id: string }
+
+  const latestPath = `/api/packs/${published.namespace}/${published.pack_id}/latest`
+  const res = await fetch(`${server.url}${latestPath}`, { headers: GATE })
+  const body = Buffer.from(await res.arrayBuffer())
+  if (res.status !== 200) throw new BenchFailure(`update-check: expected 200, got ${res.status}: ${body.toString()}`)
+  const latest = JSON.parse(body.toString()) as { version?: string; pack_format?: number | null }
+  if (latest.version !== '1.0.0' || latest.pack_format !== 48) throw new BenchFailure(`update-check answered ${body.toString()}`)
+  return { latestPath, body, contentType: res.headers.get('content-type') ?? 'application/json' }
+}
+
+/** The bare node:http baseline, in its own process; resolves with its URL once it listens. */
+async function startBare(body: Buffer, contentType: string): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join('bench', 'bare-server.ts')], {
+    cwd: ROOT,
+    env: { ...process.env, NODE_ENV: 'production', BENCH_BODY_B64: body.toString('base64'), BENCH_CONTENT_TYPE: contentType },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  children.push(child)
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = ''
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      out += chunk
+      const line = /^(\d+)\n/.exec(out)
+      if (line) resolve(Number(line[1]))
+    })
+    child.once('exit', (code) => reject(new BenchFailure(`bare server exited with ${code} before listening`)))
+    setTimeout(() => reject(new BenchFailure('bare server did not start within 20 s')), 20_000).unref()
+  })
+  return { url: `http://127.0.0.1:${port}`, child }
+}
+
+interface RunFigures {
+  requestsPerSecond: number
+  p50Ms: number
+  p99Ms: number
+  requests: number
+}
+
+/** One autocannon run; any non-200, wrong body, error or timeout is a failure. */
+async function load(name: string, url: string, seconds: number, expectBody: string): Promise<RunFigures> {
+  const result = await autocannon({
+    url,
+    connections: CONNECTIONS,
+    pipelining: 1,
+    duration: seconds,
+    headers: GATE,
+    expectBody,
+  })
+  const codes = Object.entries(result.statusCodeStats ?? {}).filter(([code]) => code !== '200')
+  const problems = [
+    result.non2xx > 0 && `${result.non2xx} non-2xx responses`,
+    codes.length > 0 && `status codes other than 200: ${codes.map(([code, s]) => `${code} x${s.count ?? '?'}`).join(', ')}`,
+    result.errors > 0 && `${result.errors} connection errors`,
+    result.timeouts > 0 && `${result.timeouts} timeouts`,
+    result.mismatches > 0 && `${result.mismatches} responses with a different body`,
+    result['2xx'] === 0 && 'no successful response at all',
+  ].filter(Boolean)
+  if (problems.length > 0) throw new BenchFailure(`${name} (${url}): ${problems.join('; ')}`)
+  return { requestsPerSecond: result.requests.average, p50Ms: result.latency.p50, p99Ms: result.latency.p99, requests: result['2xx'] }
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = Math.floor(sorted.length / 2)
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
+}
+
+function medianOf(runs: RunFigures[]): RunFigures {
+  return {
+    requestsPerSecond: median(runs.map((r) => r.requestsPerSecond)),
+    p50Ms: median(runs.map((r) => r.p50Ms)),
+    p99Ms: median(runs.map((r) => r.p99Ms)),
+    requests: runs.reduce((sum, r) => sum + r.requests, 0),
+  }
+}
+
+async function updateCheckThroughput() {
+  log('\n== a) update-check throughput ==')
+  const server = await start()
+  const headers = await seedUser(server, 'bench')
+  const { latestPath, body, contentType } = await seedPack(server, headers)
+  const bare = await startBare(body, contentType)
+  const targets = { packs: `${server.url}${latestPath}`, bare: `${bare.url}${latestPath}` }
+  log(`packs: GET ${targets.packs} (${body.length} bytes, ${contentType})`)
+  log(`bare:  GET ${targets.bare} (same bytes, node:http)`)
+  log(`${CONNECTIONS} connections, pipelining 1, ${WARMUP} s warm-up each, then ${ROUNDS} x ${DURATION} s alternating`)
+
+  const expectBody = body.toString('utf8')
+  await load('packs warm-up', targets.packs, WARMUP, expectBody)
+  await load('bare warm-up', targets.bare, WARMUP, expectBody)
+  const runs: { packs: RunFigures[]; bare: RunFigures[] } = { packs: [], bare: [] }
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const name of ['packs', 'bare'] as const) {
+      const figures = await load(name, targets[name], DURATION, expectBody)
+      runs[name].push(figures)
+      log(`  round ${round} ${name.padEnd(5)} ${figures.requestsPerSecond.toFixed(0).padStart(7)} req/s  p50 ${figures.p50Ms} ms  p99 ${figures.p99Ms} ms`)
+    }
+    if (server.child.exitCode !== null) throw new BenchFailure(`our server died during the load: ${server.stderr()}`)
+  }
+
+  const memory = readMemory(server.child.pid!)
+  bare.child.kill('SIGTERM')
+  await stop(server)
+  const packs = medianOf(runs.packs)
+  const baseline = medianOf(runs.bare)
+  const ratio = packs.requestsPerSecond / baseline.requestsPerSecond
+  return {
+    path: latestPath,
+    connections: CONNECTIONS,
+    pipelining: 1,
+    durationSeconds: DURATION,
+    rounds: ROUNDS,
+    packs,
+    bare: baseline,
+    runs,
+    ratio,
+    target: RATIO_TARGET,
+    met: ratio >= RATIO_TARGET,
+    serverRssAfterMiB: memory.rss / MiB,
+    serverPeakRssMiB: memory.hwm / MiB,
+  }
+}
+
+async function uploadMemory() {
+  log(`\n== b) upload memory: ${(UPLOAD_BYTES / MiB).toFixed(0)} MiB version archive, streamed ==`)
+  const server = await start()
+  const headers = await seedUser(server, 'uploader')
+  const pid = server.child.pid!
+  // Settle after start-up and the CLI's writes, then take the baseline.
+  await expectStatus(await fetch(`${server.url}/api/schema/`, { headers: GATE }), 200, 'warm-up request')
+  await new Promise((resolve) => setTimeout(resolve, 500))
+  const before = readMemory(pid)
+  const peakReset = resetPeak(pid)
+  const sampler = sampleRss(pid)
+
+  const upload = await streamUpload({
+    url: `${server.url}/api/uploads/`,
+    headers,
+    fields: { kind: 'version' },
+    filename: 'huge-pack.zip',
+    file: bigZip(UPLOAD_BYTES),
+  })
+  const sampledPeak = sampler.stop()
+  const after = readMemory(pid)
+  if (upload.status !== 200) throw new BenchFailure(`upload: expected 200, got ${upload.status}: ${upload.body.slice(0, 500)}`)
+  const temp = JSON.parse(upload.body) as { url: string; content_type: string }
+  if (temp.content_type !== 'application/zip') throw new BenchFailure(`upload stored as ${temp.content_type}, expected application/zip`)
+
+  // What was stored is what was sent: size from HEAD, bytes from a full download.
+  const fileUrl = new URL(temp.url, server.url)
+  const head = await fetch(fileUrl, { method: 'HEAD', headers: GATE })
+  const storedSize = Number(head.headers.get('content-length'))
+  if (head.status !== 200 || storedSize !== upload.fileBytes) {
+    throw new BenchFailure(`stored file: HEAD ${head.status}, Content-Length ${storedSize}, sent ${upload.fileBytes} bytes`)
+  }
+  const download = await fetch(fileUrl, { headers: GATE })
+  if (download.status !== 200 || !download.body) throw new BenchFailure(`download of the stored file: ${download.status}`)
+  const hash = createHash('sha256')
+  for await (const chunk of download.body as unknown as AsyncIterable<Uint8Array>) hash.update(chunk)
+  if (hash.digest('hex') !== upload.sha256) throw new BenchFailure('the stored file differs from the bytes sent')
+
+  await stop(server)
+  const peak = peakReset ? Math.max(after.hwm, sampledPeak) : sampledPeak
+  const growthMiB = (peak - before.rss) / MiB
+  return {
+    bytes: upload.fileBytes,
+    seconds: upload.seconds,
+    megabytesPerSecond: upload.fileBytes / 1e6 / upload.seconds,
+    baselineRssMiB: before.rss / MiB,
+    peakRssMiB: peak / MiB,
+    rssAfterMiB: after.rss / MiB,
+    growthMiB,
+    peakFrom: peakReset ? 'VmHWM (reset before the upload) and 50 ms VmRSS samples' : '50 ms VmRSS samples',
+    target: GROWTH_TARGET_MIB,
+    met: growthMiB < GROWTH_TARGET_MIB,
+  }
+}
+
+function verdict(met: boolean): string {
+  return met ? 'ok' : 'TARGET MISSED'
+}
+
+async function main(): Promise<void> {
+  const started = Date.now()
+  const environment = {
+    node: process.version,
+    cpus: os.cpus().length,
+    cpuModel: os.cpus()[0]?.model ?? 'unknown',
+    platform: `${os.type()} ${os.release()}`,
+    memoryMiB: Math.round(os.totalmem() / MiB),
+  }
+  log(`Packs benchmark: node ${environment.node}, ${environment.cpus} x ${environment.cpuModel}, ${environment.platform}`)
+  const loadBefore = os.loadavg()[0]!
+  // Server, baseline and load generator need a CPU each; other work on the machine skews the ratio.
+  if (loadBefore > environment.cpus / 2) {
+    log(`WARNING: the machine is busy (1-min load average ${loadBefore.toFixed(1)} on ${environment.cpus} CPUs): figures will be unreliable`)
+  }
+
+  const throughput = await updateCheckThroughput()
+  const upload = await uploadMemory()
+
+  const f = (n: number, digits = 0) => n.toFixed(digits).padStart(9)
+  log('\n== summary ==')
+  log(`update-check GET ${throughput.path}, ${throughput.connections} connections, median of ${throughput.rounds} x ${throughput.durationSeconds} s`)
+  log(`                      req/s    p50 ms    p99 ms   (autocannon latencies: 1 ms resolution)`)
+  log(`  packs           ${f(throughput.packs.requestsPerSecond)} ${f(throughput.packs.p50Ms)} ${f(throughput.packs.p99Ms)}`)
+  log(`  bare node:http  ${f(throughput.bare.requestsPerSecond)} ${f(throughput.bare.p50Ms)} ${f(throughput.bare.p99Ms)}`)
+  log(`  ratio packs/bare ${throughput.ratio.toFixed(2)} (target >= ${RATIO_TARGET}): ${verdict(throughput.met)}`)
+  log(`upload of ${(upload.bytes / MiB).toFixed(1)} MiB version archive: ${upload.megabytesPerSecond.toFixed(0)} MB/s (${upload.seconds.toFixed(2)} s)`)
+  log(`  server RSS baseline ${upload.baselineRssMiB.toFixed(1)} MiB, peak ${upload.peakRssMiB.toFixed(1)} MiB, after ${upload.rssAfterMiB.toFixed(1)} MiB`)
+  log(`  growth ${upload.growthMiB.toFixed(1)} MiB (target < ${GROWTH_TARGET_MIB} MiB): ${verdict(upload.met)}`)
+
+  const loadAverage = { before: loadBefore, after: os.loadavg()[0]! }
+  log(`machine 1-min load average: ${loadAverage.before.toFixed(2)} before, ${loadAverage.after.toFixed(2)} after (the benchmark itself adds about 2)`)
+  const results = { generatedAt: new Date().toISOString(), totalSeconds: (Date.now() - started) / 1000, environment, loadAverage, throughput, upload }
+  const out = path.join(ROOT, '.tmp', 'bench-results.json')
+  fs.mkdirSync(path.dirname(out), { recursive: true })
+  fs.writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`)
+  log(`\nfigures written to ${path.relative(process.cwd(), out) || out} (${results.totalSeconds.toFixed(0)} s in all)`)
+  if (!throughput.met || !upload.met) log('TARGET MISSED (see above); this is reported, not a failure')
+}
+
+main().then(
+  () => process.exit(0),
+  async (error: unknown) => {
+    process.stderr.write(`\nBENCHMARK FAILED: ${error instanceof Error ? (error instanceof BenchFailure ? error.message : error.stack) : String(error)}\n`)
+    for (const server of servers) {
+      await server.stop(5000).catch(() => undefined)
+      fs.rmSync(server.dataDir, { recursive: true, force: true })
+    }
+    process.exit(1)
+  },
+)
