@@ -5,8 +5,6 @@
 import Fastify, { type FastifyServerOptions } from 'fastify'
 import cookie from '@fastify/cookie'
 import formbody from '@fastify/formbody'
-import helmet from '@fastify/helmet'
-import multipart from '@fastify/multipart'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
@@ -17,6 +15,7 @@ import { Gate } from './auth/gate.js'
 import { MemoryAttemptLimiter } from './auth/limiter.js'
 import { installAuth } from './auth/plugin.js'
 import { RouteMetrics } from './domain/metrics.js'
+import { LatestCache } from './domain/latest-cache.js'
 import { installErrorHandling, sendError } from './http/errors.js'
 import type { App } from './http/types.js'
 import { startSweeper } from './domain/sweep.js'
@@ -83,32 +82,22 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.decorate('gate', gate)
   app.decorate('attemptLimiter', new MemoryAttemptLimiter(config.authFailureLimit, config.authFailureWindowMs))
   app.decorate('metrics', new RouteMetrics())
+  app.decorate('latestCache', new LatestCache())
   app.decorate('generatedMasterPassword', generatedMasterPassword)
 
   installErrorHandling(app)
 
   // Phase 1: infrastructure.
-  await app.register(cookie)
+  // Cookies are parsed by the auth hook, only when a request has any (most API calls have none).
+  await app.register(cookie, { hook: false })
   await app.register(formbody)
-  await app.register(multipart, {
-    // Per-kind limits are enforced while streaming (src/domain/ingest.ts);
-    // this is the backstop for the largest kind.
-    limits: {
-      fileSize: Math.max(...Object.values(config.uploadLimits)) + 1,
-      files: 1,
-      fields: 10,
-      fieldSize: 64 * 1024,
-      parts: 12,
-    },
-  })
-  await app.register(helmet, {
-    // API responses are JSON; files set their own sandboxing CSP (routes/files.ts),
-    // and the docs page needs swagger-ui's own script.
-    contentSecurityPolicy: false,
-    crossOriginEmbedderPolicy: false,
-    crossOriginResourcePolicy: { policy: 'same-origin' },
-    // HSTS only means something over HTTPS; a plain-HTTP deployment must not advertise it.
-    strictTransportSecurity: config.baseUrl?.startsWith('https:') ? { maxAge: 31_536_000 } : false,
+  // Not @fastify/helmet: its per-request hooks halved the throughput of a bare
+  // route (measured 30.5k vs 58.6k req/s). The headers every response needs are
+  // static, so they are set from one precomputed object; pages add their own CSP.
+  const securityHeaders = staticSecurityHeaders(config)
+  app.addHook('onRequest', (_request, reply, done) => {
+    reply.headers(securityHeaders)
+    done()
   })
   await app.register(swagger, {
     openapi: {
@@ -135,9 +124,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   // Phase 2: our services' cross-cutting hooks.
   installAuth(app)
-  app.addHook('onResponse', async (request, reply) => {
-    const route = request.routeOptions.url ? `${request.method} ${request.routeOptions.url}` : 'unmatched'
-    app.metrics.record(route, reply.elapsedTime, reply.statusCode)
+  app.addHook('onResponse', (request, reply, done) => {
+    app.metrics.record(request.routeKey ?? 'unmatched', reply.elapsedTime, reply.statusCode)
+    done()
   })
 
   // Phase 3: routes, one file per resource.
@@ -161,4 +150,16 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   })
 
   return app
+}
+
+/**
+ * Headers for every response. JSON needs only nosniff; the headers that guard
+ * documents (framing, referrer, opener) go on pages (src/web/html.ts), and
+ * files carry their own sandbox (routes/files.ts).
+ */
+function staticSecurityHeaders(config: Config): Record<string, string> {
+  const headers: Record<string, string> = { 'x-content-type-options': 'nosniff' }
+  // HSTS only means something over HTTPS; a plain-HTTP deployment must not advertise it.
+  if (config.baseUrl?.startsWith('https:')) headers['strict-transport-security'] = 'max-age=31536000'
+  return headers
 }

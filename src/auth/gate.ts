@@ -4,7 +4,8 @@
 import { randomBytes } from 'node:crypto'
 import type { Db } from '../db/index.js'
 import { getOrCreateSetting, getSetting, putSetting } from '../db/credentials.js'
-import { hashPassword, hmacHex, safeEqual, sha256Hex, verifyPassword } from './secrets.js'
+import { timingSafeEqual } from 'node:crypto'
+import { hashPassword, hmacHex, safeEqual, sha256Digest, sha256Hex, verifyPassword } from './secrets.js'
 
 const MASTER_PASSWORD_KEY = 'master_password_hash'
 const SITE_SECRET_KEY = 'site_secret'
@@ -15,13 +16,17 @@ export class Gate {
   private storedHash: { value: string | undefined; readAt: number } | undefined
   /** SHA-256 of the last candidate that verified against `storedHash`, so scrypt runs once per password, not per request. */
   private verified: { hash: string; candidateDigest: string } | undefined
+  /** SHA-256 of PACKS_MASTER_PASSWORD, computed once: the gate runs on every request. */
+  private readonly envDigest: Buffer | null
 
   private constructor(
     private readonly db: Db,
     private readonly envPassword: string | null,
     /** Keys the HMACs of gate cookies and CSRF tokens; shared by every instance through the database. */
     readonly siteSecret: string,
-  ) {}
+  ) {
+    this.envDigest = envPassword === null ? null : sha256Digest(envPassword)
+  }
 
   static async open(db: Db, envPassword: string | null): Promise<Gate> {
     const secret = await getOrCreateSetting(db, SITE_SECRET_KEY, () => randomBytes(32).toString('hex'))
@@ -52,7 +57,8 @@ export class Gate {
   }
 
   async verifyPassword(candidate: string): Promise<boolean> {
-    if (this.envPassword !== null) return safeEqual(candidate, this.envPassword)
+    // Comparing digests keeps the comparison constant-time whatever the lengths.
+    if (this.envDigest !== null) return timingSafeEqual(sha256Digest(candidate), this.envDigest)
     const hash = await this.currentHash()
     if (!hash) return false
     const digest = sha256Hex(candidate)

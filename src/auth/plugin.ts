@@ -23,9 +23,14 @@ export function installAuth(app: App): void {
   app.decorateRequest('user', null)
   app.decorateRequest('authMethod', null)
   app.decorateRequest('sessionToken', null)
+  app.decorateRequest('routeKey', null)
 
   app.addHook('onRequest', async (request, reply) => {
-    const access = request.routeOptions.config?.access ?? 'gate'
+    const cookieHeader = request.headers.cookie
+    request.cookies = cookieHeader ? app.parseCookie(cookieHeader) : {}
+    const { config, url } = request.routeOptions
+    request.routeKey = url ? `${request.method} ${url}` : null
+    const access = config?.access ?? 'gate'
     if (access === 'public') return
 
     await identify(app, request, reply)

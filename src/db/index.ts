@@ -42,7 +42,31 @@ function openSqlite(file: string): Db {
   } catch (error) {
     throw new ConfigError(`DATABASE_URL: cannot open SQLite database ${file}: ${(error as Error).message}`)
   }
-  return new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) })
+  return new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) })
+}
+
+const STATEMENT_CACHE_SIZE = 256
+
+/**
+ * Kysely asks the driver to prepare every query anew; preparing costs several
+ * times what running an indexed lookup does (measured 21 us vs 4 us), so
+ * statements are kept by their SQL text. Queries are built from a fixed set of
+ * shapes with bound parameters, so the set stays small; the bound is a guard.
+ */
+function withStatementCache(sqlite: SQLite.Database): { prepare(sql: string): SQLite.Statement; close(): void } {
+  const statements = new Map<string, SQLite.Statement>()
+  return {
+    prepare(sql) {
+      let statement = statements.get(sql)
+      if (!statement) {
+        statement = sqlite.prepare(sql)
+        if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value!)
+        statements.set(sql, statement)
+      }
+      return statement
+    },
+    close: () => sqlite.close(),
+  }
 }
 
 /** Applies pending migrations; throws (never exits quietly) when one fails. */

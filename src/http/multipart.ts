@@ -4,8 +4,27 @@
 // every client mistake is a 400 (413 for an over-long field), and whatever the
 // form stored is discarded when the form fails.
 import type { FastifyRequest } from 'fastify'
-import type { MultipartFile } from '@fastify/multipart'
+import multipart, { type MultipartFile } from '@fastify/multipart'
+import type { Config } from '../config.js'
+import type { App } from './types.js'
 import { BadRequest, DomainError, PayloadTooLarge } from '../domain/errors.js'
+
+/**
+ * Registers the multipart parser in the caller's scope only: the plugin adds
+ * hooks to every request of its scope, and only the upload routes take forms.
+ */
+export async function acceptFileForms(scope: App, config: Config): Promise<void> {
+  await scope.register(multipart, {
+    // Per-kind limits are enforced while streaming (src/domain/ingest.ts); this is the backstop for the largest kind.
+    limits: {
+      fileSize: Math.max(...Object.values(config.uploadLimits)) + 1,
+      files: 1,
+      fields: 10,
+      fieldSize: 64 * 1024,
+      parts: 12,
+    },
+  })
+}
 
 export interface FileFormHandlers<F> {
   /** Name of the one file part. */

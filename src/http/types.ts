@@ -9,6 +9,7 @@ import type { FileStore } from '../storage/index.js'
 import type { Gate } from '../auth/gate.js'
 import type { AttemptLimiter } from '../auth/limiter.js'
 import type { RouteMetrics } from '../domain/metrics.js'
+import type { LatestCache } from '../domain/latest-cache.js'
 
 /**
  * Who may call a route. The gate denies by default: a route without `access`
@@ -26,6 +27,7 @@ declare module 'fastify' {
     gate: Gate
     attemptLimiter: AttemptLimiter
     metrics: RouteMetrics
+    latestCache: LatestCache
     /** Set when this start generated the gate password, so the entry point can print it once. */
     generatedMasterPassword: string | null
   }
@@ -34,6 +36,8 @@ declare module 'fastify' {
     authMethod: AuthMethod | null
     /** The raw session token when the caller came in with a session cookie. */
     sessionToken: string | null
+    /** "METHOD /route/pattern" for the statistics; read once, as request.routeOptions builds a new object per read. */
+    routeKey: string | null
   }
   interface FastifyContextConfig {
     access?: Access

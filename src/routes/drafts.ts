@@ -5,6 +5,7 @@ import { listDraftUploads } from '../db/uploads.js'
 import { NotFound } from '../domain/errors.js'
 import { purgeDrafts } from '../domain/pending.js'
 import { checkDraftData, publishDraft } from '../domain/publishing.js'
+import { packKey } from '../domain/latest-cache.js'
 import type { App } from '../http/types.js'
 import { Success, bearerAuth, errorResponses } from '../schemas/common.js'
 import { DraftData, DraftQuery, DraftSaveBody, DraftSaved, PublishBody, type DraftFormDataBody } from '../schemas/drafts.js'
@@ -84,6 +85,8 @@ export default async function draftsRoutes(app: App): Promise<void> {
     },
   }, async (request, reply) => {
     const key = await publishDraft(app.db, app.store, request.user!, draftId(request.body.draft))
+    // The update-check may hold a "not found" for this id from before it existed.
+    app.latestCache.invalidate(packKey(key.namespace, key.packId))
     const pack = await loadPackDetail(app.db, key.namespace, key.packId)
     if (!pack) throw new NotFound('pack not found')
     return reply.code(201).send(toPack(pack, fileUrls(app.config, request)))

@@ -52,7 +52,8 @@ async function serveFile(app: App, request: FastifyRequest, reply: FastifyReply,
 
   const etag = `"${file.sha256}"`
   const lastModified = new Date(file.created_at).toUTCString()
-  reply.header('x-content-type-options', 'nosniff').header('content-security-policy', FILE_CSP)
+  // Same-origin resource policy: other sites cannot embed our files, even with a visitor's gate cookie.
+  reply.header('content-security-policy', FILE_CSP).header('cross-origin-resource-policy', 'same-origin')
 
   const validators = { etag, 'last-modified': lastModified, 'cache-control': FILE_CACHE_CONTROL }
   if (noneMatch(request.headers['if-none-match'], etag)) {

@@ -7,7 +7,7 @@ import { CSRF_FIELD, GATE_COOKIE, SESSION_COOKIE, checkPasswordAttempt, csrfToke
 import { DomainError, TooManyRequests } from '../domain/errors.js'
 import type { App } from '../http/types.js'
 import { safeNext } from '../http/urls.js'
-import { PAGE_CSP, errorLine, escapeHtml, page } from '../web/html.js'
+import { PAGE_HEADERS, errorLine, escapeHtml, page } from '../web/html.js'
 import { bearerAuth, errorResponses } from '../schemas/common.js'
 
 const GATE_COOKIE_MAX_AGE_S = 30 * 86_400
@@ -102,7 +102,7 @@ function wantsJson(request: FastifyRequest): boolean {
 }
 
 function sendPage(reply: FastifyReply, status: number, title: string, body: string): FastifyReply {
-  return reply.code(status).header('content-security-policy', PAGE_CSP).type('text/html; charset=utf-8').send(page(title, body))
+  return reply.code(status).headers(PAGE_HEADERS).type('text/html; charset=utf-8').send(page(title, body))
 }
 
 /** A failed form post: the same form again, with the reason, under the error's status. */

@@ -7,7 +7,9 @@ import { BadRequest, Conflict, NotFound } from '../domain/errors.js'
 import { ingestFile } from '../domain/ingest.js'
 import { addVersion } from '../domain/publishing.js'
 import { noneMatch } from '../http/conditional.js'
-import { readFileForm } from '../http/multipart.js'
+import { publicOrigin } from '../http/urls.js'
+import { packKey, type LatestAnswer } from '../domain/latest-cache.js'
+import { acceptFileForms, readFileForm } from '../http/multipart.js'
 import type { App } from '../http/types.js'
 import { bearerAuth, errorResponses } from '../schemas/common.js'
 import {
@@ -67,67 +69,83 @@ export default async function packsRoutes(app: App): Promise<void> {
     },
   }, async (request, reply) => {
     const { namespace, pack_id: packId } = lowerParams(request.params)
-    const latest = await findLatestVersion(app.db, namespace, packId)
-    if (!latest) throw new NotFound('pack not found')
-    // Serialised once, here, so the ETag is the hash of exactly the bytes sent.
-    const body = JSON.stringify(toPackLatest(latest, fileUrls(app.config, request)))
-    const etag = `"${createHash('sha256').update(body).digest('hex').slice(0, 32)}"`
+    const key = packKey(namespace, packId)
+    const origin = publicOrigin(app.config, request)
+    let answer = app.latestCache.get(key, origin)
+    if (answer === undefined) {
+      const generation = app.latestCache.currentGeneration()
+      const latest = await findLatestVersion(app.db, namespace, packId)
+      answer = latest ? latestAnswer(JSON.stringify(toPackLatest(latest, fileUrls(app.config, request)))) : null
+      app.latestCache.set(key, origin, answer, generation)
+    }
+    if (answer === null) throw new NotFound('pack not found')
     // Clients may cache, but must ask every time: a new version has to be seen at once.
-    reply.header('etag', etag).header('cache-control', 'no-cache')
-    if (noneMatch(request.headers['if-none-match'], etag)) return reply.code(304).send(null)
+    reply.header('etag', answer.etag).header('cache-control', 'no-cache')
+    if (noneMatch(request.headers['if-none-match'], answer.etag)) return reply.code(304).send(null)
     // A string with a JSON content type goes out as is; the response schema still documents it.
-    return reply.type('application/json; charset=utf-8').send(body as unknown as PackLatestBody)
+    return reply.type('application/json; charset=utf-8').send(answer.body as unknown as PackLatestBody)
   })
 
-  app.post('/api/packs/:namespace/:pack_id/versions/', {
-    config: { access: 'user' },
-    // The multipart body is read as a stream below; the schema documents it (and params are plain strings).
-    validatorCompiler: () => () => true,
-    schema: {
-      summary: 'Add a version to a pack',
-      description: 'Owner only (someone else\'s pack is 404). multipart/form-data, parts in any order: file (a ZIP archive), '
-        + 'version_name (unique within the pack), changelog (optional). The new version becomes the newest at once.',
-      tags: ['packs'],
-      security: bearerAuth,
-      consumes: ['multipart/form-data'],
-      params: PackParams,
-      body: NewVersionBody,
-      response: { 201: Pack, ...errorResponses(400, 401, 404, 409, 413) },
-    },
-  }, async (request, reply) => {
-    const user = request.user!
-    const { namespace, pack_id: packId } = lowerParams(request.params)
-    const packRowId = await findOwnedPackId(app.db, user.id, namespace, packId)
-    if (!packRowId) throw new NotFound('pack not found')
+  // In a scope of its own, so the multipart parser's hooks stay off the update-check.
+  await app.register(async (scope: App) => {
+    await acceptFileForms(scope, app.config)
 
-    const { file, fields } = await readFileForm(request, {
-      fileField: 'file',
-      async onFile(part, fieldsSoFar) {
-        // Known already (sent before the file)? Then refuse a duplicate before storing the archive.
-        const earlyName = fieldsSoFar.get('version_name')?.trim()
-        if (earlyName && (await versionNameTaken(app.db, packRowId, earlyName))) {
-          part.file.resume()
-          throw new Conflict(`the pack already has a version named "${earlyName}"`)
-        }
-        return ingestFile(app.store, part.file, { kind: 'version', maxBytes: app.config.uploadLimits.version, clientFilename: part.filename })
+    scope.post('/api/packs/:namespace/:pack_id/versions/', {
+      config: { access: 'user' },
+      // The multipart body is read as a stream below; the schema documents it (and params are plain strings).
+      validatorCompiler: () => () => true,
+      schema: {
+        summary: 'Add a version to a pack',
+        description: 'Owner only (someone else\'s pack is 404). multipart/form-data, parts in any order: file (a ZIP archive), '
+          + 'version_name (unique within the pack), changelog (optional). The new version becomes the newest at once.',
+        tags: ['packs'],
+        security: bearerAuth,
+        consumes: ['multipart/form-data'],
+        params: PackParams,
+        body: NewVersionBody,
+        response: { 201: Pack, ...errorResponses(400, 401, 404, 409, 413) },
       },
-      discard: (ingested) => app.store.delete(ingested.id),
+    }, async (request, reply) => {
+      const user = request.user!
+      const { namespace, pack_id: packId } = lowerParams(request.params)
+      const packRowId = await findOwnedPackId(app.db, user.id, namespace, packId)
+      if (!packRowId) throw new NotFound('pack not found')
+
+      const { file, fields } = await readFileForm(request, {
+        fileField: 'file',
+        async onFile(part, fieldsSoFar) {
+          // Known already (sent before the file)? Then refuse a duplicate before storing the archive.
+          const earlyName = fieldsSoFar.get('version_name')?.trim()
+          if (earlyName && (await versionNameTaken(app.db, packRowId, earlyName))) {
+            part.file.resume()
+            throw new Conflict(`the pack already has a version named "${earlyName}"`)
+          }
+          return ingestFile(app.store, part.file, { kind: 'version', maxBytes: app.config.uploadLimits.version, clientFilename: part.filename })
+        },
+        discard: (ingested) => app.store.delete(ingested.id),
+      })
+      if (!file) throw new BadRequest('the "file" part (a ZIP archive) is required')
+      await addVersion(app.db, app.store, {
+        ownerId: user.id,
+        packRowId,
+        file,
+        versionName: fields.get('version_name'),
+        changelog: fields.get('changelog'),
+      })
+      app.latestCache.invalidate(packKey(namespace, packId))
+      const pack = await loadPackDetail(app.db, namespace, packId)
+      if (!pack) throw new NotFound('pack not found')
+      return reply.code(201).send(toPack(pack, fileUrls(app.config, request)))
     })
-    if (!file) throw new BadRequest('the "file" part (a ZIP archive) is required')
-    await addVersion(app.db, app.store, {
-      ownerId: user.id,
-      packRowId,
-      file,
-      versionName: fields.get('version_name'),
-      changelog: fields.get('changelog'),
-    })
-    const pack = await loadPackDetail(app.db, namespace, packId)
-    if (!pack) throw new NotFound('pack not found')
-    return reply.code(201).send(toPack(pack, fileUrls(app.config, request)))
   })
 }
 
 /** Namespaces and pack ids are stored in lower case; the lookup is case-insensitive. */
 function lowerParams(params: { namespace: string; pack_id: string }): { namespace: string; pack_id: string } {
   return { namespace: params.namespace.toLowerCase(), pack_id: params.pack_id.toLowerCase() }
+}
+
+/** The ETag is the hash of exactly the bytes sent, computed once per cached answer. */
+function latestAnswer(body: string): NonNullable<LatestAnswer> {
+  return { body, etag: `"${createHash('sha256').update(body).digest('hex').slice(0, 32)}"` }
 }

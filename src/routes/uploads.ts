@@ -13,7 +13,7 @@ import { BadRequest, NotFound } from '../domain/errors.js'
 import { UPLOAD_KINDS } from '../domain/filetypes.js'
 import { acceptFile, receiveFile, type IngestedFile, type ReceivedFile } from '../domain/ingest.js'
 import { purgeUploads } from '../domain/pending.js'
-import { readFileForm } from '../http/multipart.js'
+import { acceptFileForms, readFileForm } from '../http/multipart.js'
 import type { App } from '../http/types.js'
 import { Success, bearerAuth, errorResponses, isUuid } from '../schemas/common.js'
 import { TempUpload, toTempUpload } from '../schemas/uploads.js'
@@ -36,6 +36,8 @@ const UploadForm = Type.Object({
 const UploadParams = Type.Object({ upload_uuid: Type.String({ description: 'UUID of the pending upload.' }) })
 
 export default async function uploadsRoutes(app: App): Promise<void> {
+  await acceptFileForms(app, app.config)
+
   app.post('/api/uploads/', {
     config: { access: 'user' },
     schema: {

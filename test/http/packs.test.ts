@@ -82,6 +82,23 @@ describe('GET /api/packs/{namespace}/{pack_id}/latest', () => {
     expectError(await latest('alice:update-check', 'x'), 404)
   })
 
+  test('a pack asked for before it exists is found the moment it is published', async () => {
+    // The first answer (404) is cached; publishing must drop it at once.
+    expectError(await latest('alice', 'arrives-later'), 404)
+    expectError(await latest('alice', 'arrives-later'), 404)
+    await publishPack(site, alice, { title: 'Arrives Later', version_name: 'first' })
+    const res = await latest('alice', 'arrives-later')
+    assert.equal(res.statusCode, 200, res.body)
+    assert.equal((res.json() as { version: string }).version, 'first')
+  })
+
+  test('answers for different Host headers keep their own absolute download_url', async () => {
+    const a = await site.app.inject({ url: '/api/packs/alice/update-check/latest', headers: { ...site.gate, host: 'a.example' } })
+    const b = await site.app.inject({ url: '/api/packs/alice/update-check/latest', headers: { ...site.gate, host: 'b.example' } })
+    assert.match((a.json() as { download_url: string }).download_url, /^http:\/\/a\.example\/api\/files\//)
+    assert.match((b.json() as { download_url: string }).download_url, /^http:\/\/b\.example\/api\/files\//)
+  })
+
   test('strong ETag, Cache-Control no-cache, If-None-Match gives 304', async () => {
     const res = await latest('alice', 'update-check')
     const etag = String(res.headers.etag)
