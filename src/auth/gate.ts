@@ -56,6 +56,19 @@ export class Gate {
     return this.envPassword !== null
   }
 
+  /**
+   * The answer when it needs no I/O and no scrypt: always for an environment
+   * password, and for a stored one already verified and still fresh. Else
+   * undefined, and verifyPassword gives the answer.
+   */
+  verifyPasswordSync(candidate: string): boolean | undefined {
+    if (this.envDigest !== null) return timingSafeEqual(sha256Digest(candidate), this.envDigest)
+    const stored = this.storedHash
+    const verified = this.verified
+    if (!stored || !verified || Date.now() - stored.readAt > STORED_HASH_TTL_MS || verified.hash !== stored.value) return undefined
+    return safeEqual(sha256Hex(candidate), verified.candidateDigest)
+  }
+
   async verifyPassword(candidate: string): Promise<boolean> {
     // Comparing digests keeps the comparison constant-time whatever the lengths.
     if (this.envDigest !== null) return timingSafeEqual(sha256Digest(candidate), this.envDigest)

@@ -3,8 +3,8 @@
 // password is never slowed down by someone else guessing.
 
 export interface AttemptLimiter {
-  /** Seconds until `key` may try again, or 0 when it is not blocked. */
-  retryAfter(key: string): Promise<number>
+  /** Seconds until `key` may try again, or 0 when it is not blocked. A store in memory answers at once. */
+  retryAfter(key: string): number | Promise<number>
   recordFailure(key: string): Promise<void>
 }
 
@@ -17,7 +17,7 @@ export class MemoryAttemptLimiter implements AttemptLimiter {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async retryAfter(key: string): Promise<number> {
+  retryAfter(key: string): number {
     const window = this.current(key)
     if (!window || window.failures < this.maxFailures) return 0
     return Math.max(1, Math.ceil((window.resetAt - this.now()) / 1000))

@@ -6,7 +6,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Forbidden, TooManyRequests, Unauthorized } from '../domain/errors.js'
 import { isApiRequest } from '../http/errors.js'
-import type { App } from '../http/types.js'
+import type { Access, App } from '../http/types.js'
 import { authenticateSession, authenticateToken } from './accounts.js'
 import { hmacHex, safeEqual, sha256Hex } from './secrets.js'
 
@@ -25,36 +25,62 @@ export function installAuth(app: App): void {
   app.decorateRequest('sessionToken', null)
   app.decorateRequest('routeKey', null)
 
-  app.addHook('onRequest', async (request, reply) => {
+  // Callback-style hooks with synchronous fast paths: the update-check runs
+  // through here on every game start, and each async hook costs a promise and
+  // a microtask per request.
+  app.addHook('onRequest', (request, reply, done) => {
     const cookieHeader = request.headers.cookie
     request.cookies = cookieHeader ? app.parseCookie(cookieHeader) : {}
     const { config, url } = request.routeOptions
     request.routeKey = url ? `${request.method} ${url}` : null
     const access = config?.access ?? 'gate'
-    if (access === 'public') return
-
-    await identify(app, request, reply)
-    if (!request.user && !(await passGate(app, request))) {
-      if (isApiRequest(request)) {
-        throw new Unauthorized('this site is behind a master password: send X-Master-Password, or authenticate')
-      }
-      return reply.redirect(`/gate/?next=${encodeURIComponent(request.url)}`, 303)
+    if (access === 'public') return done()
+    // The player's mod: the gate header alone on a gate-level route, decided without waiting on anything.
+    if (access === 'gate' && request.headers.authorization === undefined && !request.cookies[SESSION_COOKIE]
+      && passGateSync(app, request) === true) {
+      return done()
     }
-    if ((access === 'user' || access === 'staff') && !request.user) {
-      throw new Unauthorized('authentication required: send Authorization: Bearer <username> <token>, or sign in')
-    }
-    if (access === 'staff' && !request.user!.isStaff) throw new Forbidden('staff only')
+    authorize(app, request, reply, access).then(() => done(), done)
   })
 
-  app.addHook('preHandler', async (request) => {
-    if (request.authMethod !== 'session' || SAFE_METHODS.has(request.method)) return
-    if (request.routeOptions.config?.csrfExempt) return
+  app.addHook('preHandler', (request, _reply, done) => {
+    if (request.authMethod !== 'session' || SAFE_METHODS.has(request.method) || request.routeOptions.config?.csrfExempt) return done()
     const body = request.body as Record<string, unknown> | undefined
     const sent = request.headers[CSRF_HEADER] ?? (typeof body?.[CSRF_FIELD] === 'string' ? body[CSRF_FIELD] : undefined)
     if (typeof sent !== 'string' || !safeEqual(sent, csrfTokenFor(app.gate.siteSecret, request.sessionToken!))) {
-      throw new Forbidden(`CSRF token missing or invalid: send it in the ${CSRF_HEADER} header or the ${CSRF_FIELD} form field`)
+      return done(new Forbidden(`CSRF token missing or invalid: send it in the ${CSRF_HEADER} header or the ${CSRF_FIELD} form field`))
     }
+    done()
   })
+}
+
+async function authorize(app: App, request: FastifyRequest, reply: FastifyReply, access: Access): Promise<void> {
+  await identify(app, request, reply)
+  if (!request.user && !(await passGate(app, request))) {
+    if (isApiRequest(request)) {
+      throw new Unauthorized('this site is behind a master password: send X-Master-Password, or authenticate')
+    }
+    return void reply.redirect(`/gate/?next=${encodeURIComponent(request.url)}`, 303)
+  }
+  if ((access === 'user' || access === 'staff') && !request.user) {
+    throw new Unauthorized('authentication required: send Authorization: Bearer <username> <token>, or sign in')
+  }
+  if (access === 'staff' && !request.user!.isStaff) throw new Forbidden('staff only')
+}
+
+/**
+ * true when X-Master-Password is right and the address is not blocked, and
+ * both were known without I/O; undefined means "take the full path" (which
+ * also answers every failure, so failures are counted in one place).
+ */
+function passGateSync(app: App, request: FastifyRequest): true | undefined {
+  const password = request.headers[MASTER_PASSWORD_HEADER]
+  if (typeof password !== 'string') return undefined
+  const retryAfter = app.attemptLimiter.retryAfter(request.ip)
+  if (retryAfter !== 0) return undefined
+  if (app.gate.verifyPasswordSync(password) !== true) return undefined
+  request.authMethod = 'gate'
+  return true
 }
 
 /** The CSRF token of a session: derived, not stored, so every instance can check it. */
