@@ -6,7 +6,7 @@ import {
 import { nowIso } from '../db/time.js'
 import { findUserRowByUsername, insertUser, rowToUser, updateUser, type User } from '../db/users.js'
 import { BadRequest, Conflict, NotFound } from '../domain/errors.js'
-import { validateUsername } from '../domain/usernames.js'
+import { USERNAME_PATTERN, validateUsername } from '../domain/usernames.js'
 import { hashPassword, newSecret, sha256Hex, verifyPassword } from './secrets.js'
 
 export const API_TOKEN_PREFIX = 'packs_'
@@ -53,7 +53,7 @@ let decoyHash: Promise<string> | undefined
 
 /** The user whose name and password these are, or undefined. */
 export async function authenticatePassword(db: Db, username: string, password: string): Promise<User | undefined> {
-  const row = USERNAME_LIKE.test(username) ? await findUserRowByUsername(db, username) : undefined
+  const row = USERNAME_PATTERN.test(username) ? await findUserRowByUsername(db, username) : undefined
   if (!row) {
     decoyHash ??= hashPassword('decoy password')
     await verifyPassword(password, await decoyHash)
@@ -61,7 +61,6 @@ export async function authenticatePassword(db: Db, username: string, password: s
   }
   return (await verifyPassword(password, row.password_hash)) ? rowToUser(row) : undefined
 }
-const USERNAME_LIKE = /^[A-Za-z0-9_.-]{1,32}$/
 
 export async function createApiToken(
   db: Db,

@@ -62,6 +62,7 @@ export class Gate {
    * undefined, and verifyPassword gives the answer.
    */
   verifyPasswordSync(candidate: string): boolean | undefined {
+    // Comparing digests keeps the comparison constant-time whatever the lengths.
     if (this.envDigest !== null) return timingSafeEqual(sha256Digest(candidate), this.envDigest)
     const stored = this.storedHash
     const verified = this.verified
@@ -70,14 +71,15 @@ export class Gate {
   }
 
   async verifyPassword(candidate: string): Promise<boolean> {
-    // Comparing digests keeps the comparison constant-time whatever the lengths.
-    if (this.envDigest !== null) return timingSafeEqual(sha256Digest(candidate), this.envDigest)
+    const known = this.verifyPasswordSync(candidate)
+    if (known !== undefined) return known
     const hash = await this.currentHash()
     if (!hash) return false
-    const digest = sha256Hex(candidate)
-    if (this.verified?.hash === hash) return safeEqual(digest, this.verified.candidateDigest)
+    // The stored copy is fresh now; once one password verified against this hash, no other can.
+    const refreshed = this.verifyPasswordSync(candidate)
+    if (refreshed !== undefined) return refreshed
     if (!(await verifyPassword(candidate, hash))) return false
-    this.verified = { hash, candidateDigest: digest }
+    this.verified = { hash, candidateDigest: sha256Hex(candidate) }
     return true
   }
 

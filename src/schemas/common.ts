@@ -26,8 +26,6 @@ export function errorResponses(...statuses: number[]): Record<number, TSchema> {
 
 export const Success = Type.Object({ success: Type.Boolean() })
 
-export const Uuid = Type.String({ format: 'uuid' })
-
 /** Token-authenticated operations (SPEC: uploads, drafts, stats). */
 export const bearerAuth = [{ bearerAuth: [] }]
 
