@@ -16,6 +16,8 @@ import { MemoryAttemptLimiter } from './auth/limiter.js'
 import { installAuth } from './auth/plugin.js'
 import { RouteMetrics } from './domain/metrics.js'
 import { LatestCache } from './domain/latest-cache.js'
+import { EventLoopMonitor, MemorySnapshotCache, buildSnapshot, type StatsSnapshot } from './domain/stats.js'
+import { Assets } from './web/assets.js'
 import { installErrorHandling, sendError } from './http/errors.js'
 import type { App } from './http/types.js'
 import { startSweeper } from './domain/sweep.js'
@@ -28,6 +30,8 @@ import autocompleteRoutes from './routes/autocomplete.js'
 import packRoutes from './routes/packs.js'
 import statsRoutes from './routes/stats.js'
 import schemaRoutes from './routes/schema.js'
+import assetRoutes from './routes/assets.js'
+import pageRoutes from './routes/pages/index.js'
 import './http/types.js'
 
 export interface BuildOptions {
@@ -42,6 +46,7 @@ export const API_VERSION = '1.0.0'
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<App> {
   // Open the backends first: a bad DATABASE_URL or STORAGE_URL must fail before anything listens.
   if (config.redisUrl) throw new ConfigError('REDIS_URL: Redis is not supported by this build; unset it to run a single instance')
+  const assets = Assets.load()
   const db = openDatabase(config.databaseUrl)
   let store
   try {
@@ -84,6 +89,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.decorate('metrics', new RouteMetrics())
   app.decorate('latestCache', new LatestCache())
   app.decorate('generatedMasterPassword', generatedMasterPassword)
+  app.decorate('assets', assets)
+  const eventLoop = new EventLoopMonitor()
+  const statsCache = new MemorySnapshotCache<StatsSnapshot>(config.statsCacheMs)
+  app.decorate('statsSnapshot', () =>
+    statsCache.get(() => buildSnapshot({ db, metrics: app.metrics, eventLoop, cacheMs: config.statsCacheMs })))
 
   installErrorHandling(app)
 
@@ -139,12 +149,15 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(autocompleteRoutes)
   await app.register(packRoutes)
   await app.register(statsRoutes)
+  await app.register(assetRoutes)
+  await app.register(pageRoutes)
 
   const sweeper = options.sweep === false
     ? null
     : startSweeper({ db, store, draftTtlMs: config.draftTtlMs, intervalMs: config.sweepIntervalMs, log: app.log })
   app.addHook('onClose', async () => {
     await sweeper?.stop()
+    eventLoop.stop()
     await store.close()
     await db.destroy()
   })

@@ -5,7 +5,7 @@
 //   4. CSRF for state changes made with a session cookie.
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Forbidden, TooManyRequests, Unauthorized } from '../domain/errors.js'
-import { isApiRequest } from '../http/errors.js'
+import { isApiRequest } from '../http/request-kind.js'
 import type { Access, App } from '../http/types.js'
 import { authenticateSession, authenticateToken } from './accounts.js'
 import { hmacHex, safeEqual, sha256Hex } from './secrets.js'
@@ -63,6 +63,10 @@ async function authorize(app: App, request: FastifyRequest, reply: FastifyReply,
     return void reply.redirect(`/gate/?next=${encodeURIComponent(request.url)}`, 303)
   }
   if ((access === 'user' || access === 'staff') && !request.user) {
+    // A page that needs an account sends the browser to sign in and come back.
+    if (!isApiRequest(request) && SAFE_METHODS.has(request.method)) {
+      return void reply.redirect(`/login/?next=${encodeURIComponent(request.url)}`, 303)
+    }
     throw new Unauthorized('authentication required: send Authorization: Bearer <username> <token>, or sign in')
   }
   if (access === 'staff' && !request.user!.isStaff) throw new Forbidden('staff only')

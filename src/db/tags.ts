@@ -87,3 +87,7 @@ export async function suggestTags(db: Db, query: string, limit: number): Promise
     .execute()
   return rows.map((r) => ({ name: r.name, category: r.key, categoryName: r.category_name, color: r.color }))
 }
+
+export async function listCategories(db: Db): Promise<CategoryRow[]> {
+  return db.selectFrom('categories').selectAll().orderBy('name_lower').execute()
+}

@@ -5,11 +5,16 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import FindMyWay, { type HTTPMethod } from 'find-my-way'
 import { DomainError, TooManyRequests } from '../domain/errors.js'
 import type { App } from './types.js'
+import { sendErrorPage } from './pages.js'
+import { wantsPage } from './request-kind.js'
 
 export const WWW_AUTHENTICATE = 'Bearer realm="packs", charset="UTF-8"'
 
 export function sendError(reply: FastifyReply, status: number, detail: string): FastifyReply {
   if (status === 401) reply.header('www-authenticate', WWW_AUTHENTICATE)
+  const request = reply.request
+  // A browser navigating to a page gets the error as a page; everything else (all of /api/) gets JSON.
+  if (wantsPage(request) && request.server.assets) return sendErrorPage(request.server as App, request, reply, status, detail)
   return reply.code(status).type('application/json; charset=utf-8').send({ detail })
 }
 
@@ -81,6 +86,3 @@ function clientMessage(error: FastifyError, status: number): string {
   return error.message || 'bad request'
 }
 
-export function isApiRequest(request: FastifyRequest): boolean {
-  return request.url === '/api' || request.url.startsWith('/api/') || request.url.startsWith('/api?')
-}

@@ -10,6 +10,8 @@ import type { Gate } from '../auth/gate.js'
 import type { AttemptLimiter } from '../auth/limiter.js'
 import type { RouteMetrics } from '../domain/metrics.js'
 import type { LatestCache } from '../domain/latest-cache.js'
+import type { StatsSnapshot } from '../domain/stats.js'
+import type { Assets } from '../web/assets.js'
 
 /**
  * Who may call a route. The gate denies by default: a route without `access`
@@ -28,6 +30,10 @@ declare module 'fastify' {
     attemptLimiter: AttemptLimiter
     metrics: RouteMetrics
     latestCache: LatestCache
+    /** The client bundle the pages link to. */
+    assets: Assets
+    /** The statistics snapshot, built at most once per PACKS_STATS_CACHE window (the API and the staff page share it). */
+    statsSnapshot(): Promise<StatsSnapshot>
     /** Set when this start generated the gate password, so the entry point can print it once. */
     generatedMasterPassword: string | null
   }

@@ -1,13 +1,15 @@
 // The gate page (CONTRACT §2), sign-in and sign-out (CONTRACT §3) as plain
 // forms, and /api/me/ so scripts and pages can learn who they are.
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { sendPage } from '../http/pages.js'
+import { alertLine } from '../web/layout.js'
 import { Type } from 'typebox'
 import { authenticatePassword, endSession, startSession } from '../auth/accounts.js'
-import { CSRF_FIELD, GATE_COOKIE, SESSION_COOKIE, checkPasswordAttempt, csrfTokenFor } from '../auth/plugin.js'
+import { GATE_COOKIE, SESSION_COOKIE, checkPasswordAttempt, csrfTokenFor } from '../auth/plugin.js'
 import { DomainError, TooManyRequests } from '../domain/errors.js'
 import type { App } from '../http/types.js'
 import { safeNext } from '../http/urls.js'
-import { PAGE_HEADERS, errorLine, escapeHtml, page } from '../web/html.js'
+import { html, type SafeHtml } from '../web/html.js'
 import { bearerAuth, errorResponses } from '../schemas/common.js'
 
 const GATE_COOKIE_MAX_AGE_S = 30 * 86_400
@@ -20,7 +22,7 @@ export default async function gateRoutes(app: App): Promise<void> {
   const secureCookies = app.config.baseUrl?.startsWith('https:') ?? false
 
   app.get('/gate/', { config: { access: 'public' }, schema: { hide: true, querystring: NextQuery } }, async (request, reply) => {
-    return sendPage(reply, 200, 'Enter the site password', gateForm(safeNext(request.query.next)))
+    return sendPage(app, request, reply, { title: 'Enter the site password', body: gateForm(safeNext(request.query.next)), narrow: true })
   })
 
   app.post('/gate/', { config: { access: 'public' }, schema: { hide: true, body: GateForm } }, async (request, reply) => {
@@ -28,7 +30,7 @@ export default async function gateRoutes(app: App): Promise<void> {
     try {
       await checkPasswordAttempt(app, request.ip, () => app.gate.verifyPassword(request.body.password), 'wrong password')
     } catch (error) {
-      return formFailure(reply, error, 'Enter the site password', (message) => gateForm(next, message))
+      return formFailure(app, request, reply, error, 'Enter the site password', (message) => gateForm(next, message))
     }
     reply.setCookie(GATE_COOKIE, await app.gate.cookieValue(), {
       path: '/', httpOnly: true, sameSite: 'lax', secure: secureCookies, maxAge: GATE_COOKIE_MAX_AGE_S,
@@ -37,7 +39,7 @@ export default async function gateRoutes(app: App): Promise<void> {
   })
 
   app.get('/login/', { schema: { hide: true, querystring: NextQuery } }, async (request, reply) => {
-    return sendPage(reply, 200, 'Sign in', loginForm(safeNext(request.query.next)))
+    return sendPage(app, request, reply, { title: 'Sign in', body: loginForm(safeNext(request.query.next)), narrow: true })
   })
 
   app.post('/login/', { config: { csrfExempt: true }, schema: { hide: true, body: LoginForm } }, async (request, reply) => {
@@ -51,7 +53,7 @@ export default async function gateRoutes(app: App): Promise<void> {
       }, 'wrong username or password')
     } catch (error) {
       if (wantsJson(request)) throw error
-      return formFailure(reply, error, 'Sign in', (message) => loginForm(next, message, username))
+      return formFailure(app, request, reply, error, 'Sign in', (message) => loginForm(next, message, username))
     }
     const session = await startSession(app.db, user!.id, app.config.sessionTtlMs)
     reply.setCookie(SESSION_COOKIE, session.token, {
@@ -68,14 +70,6 @@ export default async function gateRoutes(app: App): Promise<void> {
     reply.clearCookie(SESSION_COOKIE, { path: '/' })
     if (wantsJson(request)) return reply.send({ success: true })
     return reply.redirect('/login/', 303)
-  })
-
-  app.get('/', { schema: { hide: true } }, async (request, reply) => {
-    const who = request.user
-      ? `<p>Signed in as <strong>${escapeHtml(request.user.username)}</strong>.</p>
-<form method="post" action="/logout/"><input type="hidden" name="${CSRF_FIELD}" value="${request.sessionToken ? csrfTokenFor(app.gate.siteSecret, request.sessionToken) : ''}"><button>Sign out</button></form>`
-      : '<p><a href="/login/">Sign in</a></p>'
-    return sendPage(reply, 200, 'Packs', `<h1>Packs</h1>${who}<p>The API is described at <a href="/api/docs/">/api/docs/</a>.</p>`)
   })
 
   app.get('/api/me/', {
@@ -101,31 +95,30 @@ function wantsJson(request: FastifyRequest): boolean {
   return (request.headers['content-type'] ?? '').startsWith('application/json')
 }
 
-function sendPage(reply: FastifyReply, status: number, title: string, body: string): FastifyReply {
-  return reply.code(status).headers(PAGE_HEADERS).type('text/html; charset=utf-8').send(page(title, body))
-}
-
 /** A failed form post: the same form again, with the reason, under the error's status. */
-function formFailure(reply: FastifyReply, error: unknown, title: string, form: (message: string) => string): FastifyReply {
+function formFailure(
+  app: App, request: FastifyRequest, reply: FastifyReply, error: unknown, title: string, form: (message: string) => SafeHtml,
+): FastifyReply {
   if (!(error instanceof DomainError)) throw error
   if (error instanceof TooManyRequests) reply.header('retry-after', String(error.retryAfterSeconds))
   const message = error instanceof TooManyRequests
     ? `Too many failed attempts. Try again in ${error.retryAfterSeconds} seconds.`
     : error.detail.charAt(0).toUpperCase() + error.detail.slice(1) + '.'
-  return sendPage(reply, error.status, title, form(message))
+  return sendPage(app, request, reply, { title, body: form(message), narrow: true }, error.status)
 }
 
-function gateForm(next: string, message?: string): string {
-  return `<h1>Packs</h1><p>This site is private. Enter the site password to continue.</p>${errorLine(message)}
-<form method="post" action="/gate/"><input type="hidden" name="next" value="${escapeHtml(next)}">
+function gateForm(next: string, message?: string): SafeHtml {
+  return html`<h1>Packs</h1><p>This site is private. Enter the site password to continue.</p>${alertLine(message)}
+<form method="post" action="/gate/" class="card"><input type="hidden" name="next" value="${next}">
 <label for="password">Site password</label><input id="password" name="password" type="password" autocomplete="current-password" required autofocus>
-<button type="submit">Enter</button></form>`
+<div class="actions"><button type="submit">Enter</button></div></form>`
 }
 
-function loginForm(next: string, message?: string, username = ''): string {
-  return `<h1>Sign in</h1>${errorLine(message)}
-<form method="post" action="/login/"><input type="hidden" name="next" value="${escapeHtml(next)}">
-<label for="username">Username</label><input id="username" name="username" autocomplete="username" value="${escapeHtml(username)}" required autofocus>
+function loginForm(next: string, message?: string, username = ''): SafeHtml {
+  return html`<h1>Sign in</h1>${alertLine(message)}
+<form method="post" action="/login/" class="card"><input type="hidden" name="next" value="${next}">
+<label for="username">Username</label><input id="username" name="username" autocomplete="username" value="${username}" required autofocus>
 <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
-<button type="submit">Sign in</button></form>`
+<div class="actions"><button type="submit">Sign in</button></div></form>
+<p>No account yet? <a href="/signup/?next=${encodeURIComponent(next)}">Sign up</a></p>`
 }

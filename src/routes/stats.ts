@@ -1,13 +1,8 @@
-import { EventLoopMonitor, MemorySnapshotCache, buildSnapshot, type StatsSnapshot as Snapshot } from '../domain/stats.js'
 import type { App } from '../http/types.js'
 import { bearerAuth, errorResponses } from '../schemas/common.js'
 import { StatsSnapshot } from '../schemas/stats.js'
 
 export default async function statsRoutes(app: App): Promise<void> {
-  const eventLoop = new EventLoopMonitor()
-  const cache = new MemorySnapshotCache<Snapshot>(app.config.statsCacheMs)
-  app.addHook('onClose', async () => eventLoop.stop())
-
   app.get('/api/stats/', {
     config: { access: 'staff' },
     schema: {
@@ -19,5 +14,5 @@ export default async function statsRoutes(app: App): Promise<void> {
       security: bearerAuth,
       response: { 200: StatsSnapshot, ...errorResponses(401, 403) },
     },
-  }, async () => cache.get(() => buildSnapshot({ db: app.db, metrics: app.metrics, eventLoop, cacheMs: app.config.statsCacheMs })))
+  }, async () => app.statsSnapshot())
 }

@@ -40,7 +40,7 @@ describe('gate', () => {
     assert.equal(res.headers.location, `/gate/?next=${encodeURIComponent('/login/?next=/x')}`)
     const form = await site.app.inject({ url: res.headers.location as string })
     assert.equal(form.statusCode, 200)
-    assert.match(form.body, /<form method="post" action="\/gate\/">/)
+    assert.match(form.body, /<form method="post" action="\/gate\/"/)
     assert.match(form.body, /value="\/login\/\?next=\/x"/)
   })
 

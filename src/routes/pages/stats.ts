@@ -1,0 +1,3 @@
+import type { App } from '../../http/types.js'
+
+export default async function statsPages(_app: App): Promise<void> {}

@@ -1,0 +1,74 @@
+// The shell every page shares: head (one stylesheet, the page's module
+// scripts, no inline code), a skip link, the navigation and the footer.
+import type { Assets } from './assets.js'
+import { html, type SafeHtml } from './html.js'
+
+export interface Viewer {
+  username: string
+  isStaff: boolean
+}
+
+export interface PageContext {
+  assets: Assets
+  /** The signed-in user, if any. */
+  viewer: Viewer | null
+  /** The session's CSRF token: rendered into forms and a meta tag for the client's fetches. */
+  csrfToken: string | null
+  /** Whether the caller has passed the gate (the gate page itself shows no navigation). */
+  pastGate: boolean
+  /** Path of the current page, to mark the active link and to come back after sign-in. */
+  path: string
+}
+
+export interface PageOptions {
+  title: string
+  body: SafeHtml
+  /** Page modules to load, by entry name under src/web/client/pages/ ("create" loads create.ts). */
+  scripts?: string[]
+  /** A narrow column, for forms. */
+  narrow?: boolean
+}
+
+export function renderPage(ctx: PageContext, options: PageOptions): string {
+  const scripts = ['site', ...(options.scripts ?? [])]
+  return html`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>${options.title} · Packs</title>
+<link rel="stylesheet" href="${ctx.assets.url('site.css')}">
+${ctx.pastGate ? html`<link rel="stylesheet" href="/assets/categories.css">` : null}
+${ctx.csrfToken ? html`<meta name="csrf-token" content="${ctx.csrfToken}">` : null}
+${scripts.map((name) => html`<script type="module" src="${ctx.assets.url(`${name}.js`)}"></script>`)}
+</head><body>
+<a class="skip-link" href="#main">Skip to content</a>
+${header(ctx)}
+<main id="main" class="${options.narrow ? 'narrow' : 'wide'}" tabindex="-1">${options.body}</main>
+<footer class="site-footer"><p>Packs · <a href="/api/docs/">API</a></p></footer>
+</body></html>`.value
+}
+
+function header(ctx: PageContext): SafeHtml {
+  if (!ctx.pastGate) {
+    return html`<header class="site-header"><a class="brand" href="/">Packs</a></header>`
+  }
+  const link = (href: string, label: string) =>
+    html`<a href="${href}"${ctx.path === href ? html` aria-current="page"` : null}>${label}</a>`
+  const viewer = ctx.viewer
+  const account = viewer
+    ? html`<span class="who">Signed in as <strong>${viewer.username}</strong></span>
+<form method="post" action="/logout/" class="inline-form"><input type="hidden" name="csrf_token" value="${ctx.csrfToken ?? ''}"><button type="submit" class="link-button">Sign out</button></form>`
+    : html`${link(`/login/`, 'Sign in')} ${link('/signup/', 'Sign up')}`
+  return html`<header class="site-header">
+<a class="brand" href="/">Packs</a>
+<nav aria-label="Main"><ul>
+<li>${link('/', 'Browse')}</li>
+${viewer ? html`<li>${link('/create/', 'Create')}</li><li>${link('/drafts/', 'My drafts')}</li><li>${link('/settings/tokens/', 'API tokens')}</li><li>${link('/settings/password/', 'Password')}</li>` : null}
+${viewer?.isStaff ? html`<li>${link('/staff/stats/', 'Statistics')}</li>` : null}
+</ul></nav>
+<div class="account">${account}</div>
+</header>`
+}
+
+/** A form error or notice line, announced to screen readers. */
+export function alertLine(message: string | undefined | null, kind: 'error' | 'notice' = 'error'): SafeHtml | null {
+  return message ? html`<p class="${kind}" role="${kind === 'error' ? 'alert' : 'status'}">${message}</p>` : null
+}
