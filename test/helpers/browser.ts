@@ -63,7 +63,7 @@ export async function startBrowserSite(env: Record<string, string> = {}): Promis
     })
   }
 
-  return {
+  const site: BrowserSite = {
     server,
     browser,
     url: (path) => `${server.url}${path}`,
@@ -85,7 +85,7 @@ export async function startBrowserSite(env: Record<string, string> = {}): Promis
       await page.waitForURL((url) => !url.pathname.startsWith('/gate/'))
     },
     async signUp(page, username, password = `${username}-password-1`) {
-      await this.passGate(page)
+      await site.passGate(page)
       await page.goto(`${server.url}/signup/`)
       await page.getByLabel('Username').fill(username)
       await page.getByLabel('Password', { exact: true }).fill(password)
@@ -103,6 +103,7 @@ export async function startBrowserSite(env: Record<string, string> = {}): Promis
       await server.stop()
     },
   }
+  return site
 }
 
 /**

@@ -14,17 +14,22 @@ function pngChunk(type: string, data: Buffer): Buffer {
 
 /** A valid width x height RGB PNG filled with one colour. */
 export function png(width = 1, height = 1, rgb: [number, number, number] = [255, 0, 0]): Buffer {
+  return pixelPng(width, height, () => rgb)
+}
+
+/** A valid width x height RGB PNG whose pixel (x, y) is `pixel(x, y)`. */
+export function pixelPng(width: number, height: number, pixel: (x: number, y: number) => [number, number, number]): Buffer {
   const header = Buffer.alloc(13)
   header.writeUInt32BE(width, 0)
   header.writeUInt32BE(height, 4)
   header[8] = 8 // bit depth
   header[9] = 2 // colour type RGB
-  const row = Buffer.concat([Buffer.from([0]), Buffer.from(Array.from({ length: width }, () => rgb).flat())])
-  const raw = Buffer.concat(Array.from({ length: height }, () => row))
+  const rows = Array.from({ length: height }, (_, y) =>
+    Buffer.concat([Buffer.from([0]), Buffer.from(Array.from({ length: width }, (_, x) => pixel(x, y)).flat())]))
   return Buffer.concat([
     Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
     pngChunk('IHDR', header),
-    pngChunk('IDAT', deflateSync(raw)),
+    pngChunk('IDAT', deflateSync(Buffer.concat(rows))),
     pngChunk('IEND', Buffer.alloc(0)),
   ])
 }
