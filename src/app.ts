@@ -29,6 +29,7 @@ import draftRoutes from './routes/drafts.js'
 import autocompleteRoutes from './routes/autocomplete.js'
 import packRoutes from './routes/packs.js'
 import statsRoutes from './routes/stats.js'
+import tokenRoutes from './routes/tokens.js'
 import schemaRoutes from './routes/schema.js'
 import assetRoutes from './routes/assets.js'
 import pageRoutes from './routes/pages/index.js'
@@ -149,6 +150,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(autocompleteRoutes)
   await app.register(packRoutes)
   await app.register(statsRoutes)
+  await app.register(tokenRoutes)
   await app.register(assetRoutes)
   await app.register(pageRoutes)
 

@@ -94,3 +94,49 @@ export async function getOrCreateSetting(db: Db, key: string, create: () => stri
   await db.insertInto('settings').values({ key, value: create() }).onConflict((oc) => oc.column('key').doNothing()).execute()
   return (await getSetting(db, key))!
 }
+
+/** What the owner of a token may see of it: never the hash. */
+export type ApiTokenRecord = Pick<ApiTokensTable, 'id' | 'name' | 'created_at' | 'last_used_at' | 'expires_at'>
+
+/** The user's tokens that are not revoked (expired ones included), newest first. */
+export async function listUserApiTokens(db: Db, userId: string): Promise<ApiTokenRecord[]> {
+  return db
+    .selectFrom('api_tokens')
+    .select(['id', 'name', 'created_at', 'last_used_at', 'expires_at'])
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null)
+    .orderBy('created_at', 'desc')
+    .orderBy('id')
+    .execute()
+}
+
+/**
+ * Revokes the user's token: ownership is part of the WHERE clause, so someone
+ * else's token is exactly as absent as a missing one. false when nothing matched.
+ */
+export async function revokeUserApiToken(db: Db, userId: string, tokenId: string, now: string): Promise<boolean> {
+  const result = await db
+    .updateTable('api_tokens')
+    .set({ revoked_at: now })
+    .where('id', '=', tokenId)
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst()
+  return Number(result.numUpdatedRows) > 0
+}
+
+export async function findPasswordHash(db: Db, userId: string): Promise<string | undefined> {
+  const row = await db.selectFrom('users').select('password_hash').where('id', '=', userId).executeTakeFirst()
+  return row?.password_hash
+}
+
+/** Replaces the password hash and ends the user's sessions, except the one whose hash is `keepSessionHash`, in one transaction. */
+export async function replacePasswordHash(db: Db, userId: string, passwordHash: string, keepSessionHash: string | null): Promise<number> {
+  return db.transaction().execute(async (trx) => {
+    await trx.updateTable('users').set({ password_hash: passwordHash }).where('id', '=', userId).execute()
+    let query = trx.deleteFrom('sessions').where('user_id', '=', userId)
+    if (keepSessionHash !== null) query = query.where('token_hash', '!=', keepSessionHash)
+    const result = await query.executeTakeFirst()
+    return Number(result.numDeletedRows)
+  })
+}

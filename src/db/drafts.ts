@@ -46,3 +46,49 @@ export async function listAbandonedDraftIds(db: Db, updatedBefore: string, limit
   const rows = await db.selectFrom('drafts').select('id').where('updated_at', '<', updatedBefore).orderBy('updated_at').limit(limit).execute()
   return rows.map((r) => r.id)
 }
+
+/** Who owns the draft, if it exists: the create page tells "new" (empty form) from "someone else's" (404). */
+export async function findDraftOwnerId(db: Db, draftId: string): Promise<string | undefined> {
+  const row = await db.selectFrom('drafts').select('user_id').where('id', '=', draftId).executeTakeFirst()
+  return row?.user_id
+}
+
+/** One line of "My drafts". */
+export interface DraftSummary {
+  id: string
+  /** The saved title, trimmed; null when the draft has none yet. */
+  title: string | null
+  updatedAt: string
+  /** The owner's pending uploads of the draft. */
+  uploads: number
+}
+
+/**
+ * The caller's drafts, most recently saved first. Ownership is in the WHERE
+ * clause (and in the count, so only the owner's uploads are counted).
+ */
+export async function listOwnDrafts(db: Db, userId: string): Promise<DraftSummary[]> {
+  const rows = await db
+    .selectFrom('drafts')
+    .select((eb) => [
+      'drafts.id', 'drafts.data', 'drafts.updated_at',
+      eb.selectFrom('uploads').select(eb.fn.countAll<number | string>().as('n'))
+        .whereRef('uploads.draft_id', '=', 'drafts.id').whereRef('uploads.user_id', '=', 'drafts.user_id').as('uploads'),
+    ])
+    .where('drafts.user_id', '=', userId)
+    .orderBy('drafts.updated_at', 'desc')
+    .orderBy('drafts.id')
+    .execute()
+  return rows.map((r) => ({ id: r.id, title: titleOf(r.data), updatedAt: r.updated_at, uploads: Number(r.uploads) }))
+}
+
+/** The title member of a draft's stored JSON, when it is a non-blank string. */
+function titleOf(data: string): string | null {
+  try {
+    const parsed: unknown = JSON.parse(data)
+    const title = typeof parsed === 'object' && parsed !== null ? (parsed as { title?: unknown }).title : undefined
+    return typeof title === 'string' && title.trim() !== '' ? title.trim() : null
+  } catch {
+    return null
+  }
+}

@@ -91,3 +91,34 @@ export async function suggestTags(db: Db, query: string, limit: number): Promise
 export async function listCategories(db: Db): Promise<CategoryRow[]> {
   return db.selectFrom('categories').selectAll().orderBy('name_lower').execute()
 }
+
+export interface TagUsageRow extends TagSuggestionRow {
+  /** How many packs carry the tag. */
+  uses: number
+}
+
+/** The tags on the most packs (unused tags left out), most used first, then by name: the browse page's filter chips. */
+export async function mostUsedTags(db: Db, limit: number): Promise<TagUsageRow[]> {
+  const rows = await db
+    .selectFrom('pack_tags')
+    .innerJoin('tags', 'tags.id', 'pack_tags.tag_id')
+    .innerJoin('categories', 'categories.id', 'tags.category_id')
+    .select((eb) => ['tags.name', 'categories.key', 'categories.name as category_name', 'categories.color', eb.fn.countAll<number | string>().as('uses')])
+    .groupBy(['tags.id', 'tags.name', 'tags.name_lower', 'categories.key', 'categories.name', 'categories.color'])
+    .orderBy('uses', 'desc')
+    .orderBy('tags.name_lower')
+    .limit(limit)
+    .execute()
+  return rows.map((r) => ({ name: r.name, category: r.key, categoryName: r.category_name, color: r.color, uses: Number(r.uses) }))
+}
+
+/** One tag with its category (for a chip's color), by name, case-insensitively. */
+export async function findTagWithCategory(db: Db, name: string): Promise<TagSuggestionRow | undefined> {
+  const row = await db
+    .selectFrom('tags')
+    .innerJoin('categories', 'categories.id', 'tags.category_id')
+    .select(['tags.name', 'categories.key', 'categories.name as category_name', 'categories.color'])
+    .where('tags.name_lower', '=', name.toLowerCase())
+    .executeTakeFirst()
+  return row && { name: row.name, category: row.key, categoryName: row.category_name, color: row.color }
+}

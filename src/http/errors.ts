@@ -13,6 +13,10 @@ export const WWW_AUTHENTICATE = 'Bearer realm="packs", charset="UTF-8"'
 export function sendError(reply: FastifyReply, status: number, detail: string): FastifyReply {
   if (status === 401) reply.header('www-authenticate', WWW_AUTHENTICATE)
   const request = reply.request
+  // Refused before the whole body arrived (a 413 mid-upload): the rest of it is still unread on the
+  // connection, and the next request sent on that connection would wait behind it. Close it after this answer.
+  const hasBody = (request.headers['content-length'] ?? '0') !== '0' || request.headers['transfer-encoding'] !== undefined
+  if (hasBody && !request.raw.complete) reply.header('connection', 'close')
   // A browser navigating to a page gets the error as a page; everything else (all of /api/) gets JSON.
   if (wantsPage(request) && request.server.assets) return sendErrorPage(request.server as App, request, reply, status, detail)
   return reply.code(status).type('application/json; charset=utf-8').send({ detail })

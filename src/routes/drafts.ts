@@ -1,5 +1,5 @@
 // Drafts of the create page (SPEC: /api/draft/) and publishing one (CONTRACT §5).
-import { findOwnedDraft, saveDraft } from '../db/drafts.js'
+import { findOwnedDraft, listOwnDrafts, saveDraft } from '../db/drafts.js'
 import { loadPackDetail } from '../db/packs.js'
 import { listDraftUploads } from '../db/uploads.js'
 import { NotFound } from '../domain/errors.js'
@@ -8,7 +8,7 @@ import { checkDraftData, publishDraft } from '../domain/publishing.js'
 import { packKey } from '../domain/latest-cache.js'
 import type { App } from '../http/types.js'
 import { Success, bearerAuth, errorResponses } from '../schemas/common.js'
-import { DraftData, DraftQuery, DraftSaveBody, DraftSaved, PublishBody, type DraftFormDataBody } from '../schemas/drafts.js'
+import { DraftData, DraftList, DraftQuery, DraftSaveBody, DraftSaved, PublishBody, type DraftFormDataBody } from '../schemas/drafts.js'
 import { Pack, fileUrls, toPack } from '../schemas/packs.js'
 import { toTempUpload } from '../schemas/uploads.js'
 
@@ -68,6 +68,21 @@ export default async function draftsRoutes(app: App): Promise<void> {
     if (!draft) throw new NotFound('draft not found')
     await purgeDrafts(app.db, app.store, [draft.id])
     return { success: true }
+  })
+
+  app.get('/api/drafts/', {
+    config: { access: 'user' },
+    schema: {
+      summary: "List the caller's drafts",
+      description: 'Every draft of the authenticated user (never anyone else\'s), most recently saved first: its UUID, '
+        + 'saved title (null when it has none), last save time and number of pending uploads. The "My drafts" page shows the same.',
+      tags: ['drafts'],
+      security: bearerAuth,
+      response: { 200: DraftList, ...errorResponses(401) },
+    },
+  }, async (request) => {
+    const drafts = await listOwnDrafts(app.db, request.user!.id)
+    return drafts.map((d) => ({ draft: d.id, title: d.title, updated_at: d.updatedAt, uploads: d.uploads }))
   })
 
   app.post('/api/draft/publish/', {

@@ -19,8 +19,6 @@ const LoginForm = Type.Object({ username: Type.String(), password: Type.String()
 const NextQuery = Type.Object({ next: Type.Optional(Type.String()) })
 
 export default async function gateRoutes(app: App): Promise<void> {
-  const secureCookies = app.config.baseUrl?.startsWith('https:') ?? false
-
   app.get('/gate/', { config: { access: 'public' }, schema: { hide: true, querystring: NextQuery } }, async (request, reply) => {
     return sendPage(app, request, reply, { title: 'Enter the site password', body: gateForm(safeNext(request.query.next)), narrow: true })
   })
@@ -33,7 +31,7 @@ export default async function gateRoutes(app: App): Promise<void> {
       return formFailure(app, request, reply, error, 'Enter the site password', (message) => gateForm(next, message))
     }
     reply.setCookie(GATE_COOKIE, await app.gate.cookieValue(), {
-      path: '/', httpOnly: true, sameSite: 'lax', secure: secureCookies, maxAge: GATE_COOKIE_MAX_AGE_S,
+      path: '/', httpOnly: true, sameSite: 'lax', secure: secureCookies(app), maxAge: GATE_COOKIE_MAX_AGE_S,
     })
     return reply.redirect(next, 303)
   })
@@ -55,10 +53,7 @@ export default async function gateRoutes(app: App): Promise<void> {
       if (wantsJson(request)) throw error
       return formFailure(app, request, reply, error, 'Sign in', (message) => loginForm(next, message, username))
     }
-    const session = await startSession(app.db, user!.id, app.config.sessionTtlMs)
-    reply.setCookie(SESSION_COOKIE, session.token, {
-      path: '/', httpOnly: true, sameSite: 'lax', secure: secureCookies, expires: session.expiresAt,
-    })
+    const session = await startBrowserSession(app, reply, user!.id)
     if (wantsJson(request)) {
       return reply.send({ username: user!.username, csrf_token: csrfTokenFor(app.gate.siteSecret, session.token) })
     }
@@ -91,12 +86,29 @@ export default async function gateRoutes(app: App): Promise<void> {
   }))
 }
 
+/**
+ * Signs the browser in as this user: a new session and its HttpOnly cookie
+ * (sign-in and sign-up share it, so both set exactly the same cookie).
+ */
+export async function startBrowserSession(app: App, reply: FastifyReply, userId: string): Promise<{ token: string; expiresAt: Date }> {
+  const session = await startSession(app.db, userId, app.config.sessionTtlMs)
+  reply.setCookie(SESSION_COOKIE, session.token, {
+    path: '/', httpOnly: true, sameSite: 'lax', secure: secureCookies(app), expires: session.expiresAt,
+  })
+  return session
+}
+
+/** Cookies are marked Secure when the site is served over HTTPS (PACKS_BASE_URL says so). */
+function secureCookies(app: App): boolean {
+  return app.config.baseUrl?.startsWith('https:') ?? false
+}
+
 function wantsJson(request: FastifyRequest): boolean {
   return (request.headers['content-type'] ?? '').startsWith('application/json')
 }
 
 /** A failed form post: the same form again, with the reason, under the error's status. */
-function formFailure(
+export function formFailure(
   app: App, request: FastifyRequest, reply: FastifyReply, error: unknown, title: string, form: (message: string) => SafeHtml,
 ): FastifyReply {
   if (!(error instanceof DomainError)) throw error

@@ -15,7 +15,8 @@ export const DraftFormData = Type.Object({}, {
   title: 'DraftFormData',
   description: 'The create-page form, stored as given. Known fields: title, summary, category (a category key), description, '
     + 'tags (array of tag names), version_name, changelog; when present, each must be a string or null, and tags an array of strings '
-    + 'or null. Other members are kept as they are.',
+    + 'or null. Other members are kept as they are; the create page adds revision (a number: which of its edits the saved data '
+    + 'holds, so a reopened page can tell whether a copy it kept locally is newer).',
 })
 
 export const DraftQuery = Type.Object({ draft: DraftId })
@@ -38,3 +39,15 @@ export const DraftSaved = Type.Object(
 export const PublishBody = Type.Object({ draft: DraftId })
 
 export type DraftFormDataBody = Static<typeof DraftFormData>
+
+export const DraftListItem = Type.Object(
+  {
+    draft: DraftId,
+    title: Type.Union([Type.String(), Type.Null()], { description: 'The saved title, trimmed; null while the draft has none.' }),
+    updated_at: Type.String({ format: 'date-time', description: 'When the draft was last saved.' }),
+    uploads: Type.Integer({ minimum: 0, description: 'How many pending uploads the draft has.' }),
+  },
+  { title: 'DraftListItem' },
+)
+
+export const DraftList = Type.Array(DraftListItem, { description: "The caller's drafts, most recently saved first." })

@@ -72,6 +72,10 @@ export async function startBrowserSite(env: Record<string, string> = {}): Promis
         viewport: { width: options.width ?? 1280, height: options.height ?? 900 },
         baseURL: server.url,
       })
+      // tsx compiles these tests with esbuild's keepNames, which wraps named
+      // functions inside page.evaluate callbacks in a __name() helper that
+      // only exists in Node; give the page the same (identity) helper.
+      await context.addInitScript('globalThis.__name = (fn) => fn')
       contexts.push(context)
       const page = await context.newPage()
       watch(page)

@@ -1,0 +1,88 @@
+// DOM for the create page's pieces that appear after load: tag chips and
+// uploads. The server renders the same markup for the saved ones
+// (src/routes/pages/create.ts); text goes in through textContent only.
+
+export interface UploadInfo {
+  uuid: string
+  kind: 'thumbnail' | 'version' | 'media'
+  filename: string
+  content_type: string
+  url: string
+}
+
+function element<K extends keyof HTMLElementTagNameMap>(tag: K, className?: string, text?: string): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag)
+  if (className) node.className = className
+  if (text !== undefined) node.textContent = text
+  return node
+}
+
+/** Category keys are [a-z0-9_-] (the CLI checks); anything else gets no color class rather than a broken one. */
+function categoryClass(category: string | null): string {
+  return category && /^[a-z0-9_-]+$/.test(category) ? ` cat-${category}` : ''
+}
+
+export function tagChip(name: string, category: string | null): HTMLLIElement {
+  const item = element('li')
+  item.dataset.tag = name
+  if (category) item.dataset.category = category
+  const chip = element('span', `chip${categoryClass(category)}`, name)
+  const remove = element('button', 'chip-remove', '×')
+  remove.type = 'button'
+  remove.setAttribute('aria-label', `Remove ${name}`)
+  chip.append(remove)
+  item.append(chip)
+  return item
+}
+
+export function uploadItem(upload: UploadInfo): HTMLLIElement {
+  const item = element('li', 'upload')
+  item.dataset.upload = upload.uuid
+  item.dataset.kind = upload.kind
+  let preview: HTMLElement
+  if (upload.content_type.startsWith('image/')) {
+    const img = element('img', 'upload-preview')
+    img.src = upload.url
+    img.alt = `Preview of ${upload.filename}`
+    preview = img
+  } else if (upload.content_type.startsWith('video/')) {
+    const video = element('video', 'upload-preview')
+    video.src = upload.url
+    video.controls = true
+    video.muted = true
+    video.preload = 'metadata'
+    video.setAttribute('aria-label', `Preview of ${upload.filename}`)
+    preview = video
+  } else {
+    preview = element('span', 'upload-preview file-badge', 'ZIP')
+    preview.setAttribute('aria-hidden', 'true')
+  }
+  const remove = element('button', 'danger delete-upload', 'Delete')
+  remove.type = 'button'
+  remove.append(element('span', 'visually-hidden', ` ${upload.filename}`))
+  item.append(preview, element('span', 'upload-name', upload.filename), remove)
+  return item
+}
+
+let pendingCount = 0
+
+/** An upload on its way: the file's name and a progress bar (value 0..1) with the percentage beside it. */
+export function pendingUploadItem(filename: string): { item: HTMLLIElement; progress: (fraction: number) => void } {
+  const item = element('li', 'upload pending')
+  const nameId = `pending-upload-${++pendingCount}`
+  const name = element('span', 'upload-name', filename)
+  name.id = nameId
+  const bar = element('progress')
+  bar.max = 1
+  bar.value = 0
+  bar.setAttribute('aria-labelledby', nameId)
+  const percent = element('span', 'upload-percent', '0 %')
+  item.append(name, bar, percent)
+  return {
+    item,
+    progress(fraction) {
+      bar.value = fraction
+      percent.textContent = `${Math.round(fraction * 100)} %`
+    },
+  }
+}

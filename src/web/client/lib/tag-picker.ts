@@ -1,0 +1,218 @@
+// The tags field: a combobox (WAI-ARIA 1.2 pattern) over GET
+// /api/tags/autocomplete/ and the chosen tags as colored chips. Only tags the
+// site has can be chosen (publishing ignores other names).
+//   ArrowDown / ArrowUp  move through the suggestions (opening them)
+//   Enter                picks the highlighted one (or the exact match)
+//   Escape               closes the list
+//   Backspace            in the empty box removes the last tag
+import { api } from './api.js'
+import { tagChip } from './create-markup.js'
+
+interface Suggestion {
+  name: string
+  category: string
+  category_name: string
+  color: string
+}
+
+const SEARCH_DELAY_MS = 150
+
+export class TagPicker {
+  private suggestions: Suggestion[] = []
+  private active = -1
+  private searchTimer: ReturnType<typeof setTimeout> | undefined
+  private searchSeq = 0
+  /** Focus given back after removing a chip does not open the suggestions. */
+  private quietFocus = false
+
+  constructor(
+    private readonly input: HTMLInputElement,
+    private readonly listbox: HTMLUListElement,
+    private readonly chips: HTMLUListElement,
+    private readonly live: HTMLElement,
+    private readonly onChange: () => void,
+  ) {
+    input.addEventListener('input', () => this.searchSoon())
+    input.addEventListener('focus', () => {
+      if (this.quietFocus) this.quietFocus = false
+      else this.searchSoon()
+    })
+    input.addEventListener('keydown', (event) => this.onKey(event))
+    // Closed when focus has really left the box (not when it comes straight back, as after removing a chip).
+    input.addEventListener('blur', () => setTimeout(() => {
+      if (document.activeElement !== input) this.close()
+    }, 100))
+    // mousedown, not click: picking must happen before the input's blur closes the list.
+    listbox.addEventListener('mousedown', (event) => {
+      const option = (event.target as Element).closest<HTMLLIElement>('li[data-index]')
+      if (!option) return
+      event.preventDefault()
+      this.pick(Number(option.dataset.index))
+    })
+    chips.addEventListener('click', (event) => {
+      const button = (event.target as Element).closest('button.chip-remove')
+      const item = button?.closest<HTMLLIElement>('li[data-tag]')
+      if (item) this.remove(item)
+    })
+  }
+
+  /** The chosen tag names, in order. */
+  names(): string[] {
+    return [...this.chips.querySelectorAll<HTMLLIElement>('li[data-tag]')].map((li) => li.dataset.tag!)
+  }
+
+  /** Each chosen tag's category key (for restoring chips with their colors). */
+  categories(): Record<string, string | null> {
+    return Object.fromEntries(
+      [...this.chips.querySelectorAll<HTMLLIElement>('li[data-tag]')].map((li) => [li.dataset.tag!, chipCategory(li)]),
+    )
+  }
+
+  /** Replaces the chips (restoring a local copy of the form). */
+  set(names: string[], categories: Record<string, string | null>): void {
+    this.chips.replaceChildren(...names.map((name) => tagChip(name, categories[name] ?? null)))
+  }
+
+  private has(name: string): boolean {
+    const lower = name.toLowerCase()
+    return this.names().some((n) => n.toLowerCase() === lower)
+  }
+
+  private searchSoon(): void {
+    clearTimeout(this.searchTimer)
+    this.searchTimer = setTimeout(() => void this.search(), SEARCH_DELAY_MS)
+  }
+
+  private async search(): Promise<void> {
+    const seq = ++this.searchSeq
+    const query = this.input.value.trim()
+    let found: Suggestion[]
+    try {
+      found = await api<Suggestion[]>('GET', `/api/tags/autocomplete/?q=${encodeURIComponent(query)}`)
+    } catch {
+      if (seq === this.searchSeq) this.render([], 'Tag suggestions could not be loaded')
+      return
+    }
+    // An answer to an older query, or the box lost focus meanwhile: not shown.
+    if (seq !== this.searchSeq || document.activeElement !== this.input) return
+    this.render(found.filter((s) => !this.has(s.name)), query === '' ? 'No tags to suggest' : 'No matching tags')
+  }
+
+  private render(suggestions: Suggestion[], emptyText: string): void {
+    this.suggestions = suggestions
+    this.active = -1
+    const items = suggestions.map((s, index) => {
+      const item = document.createElement('li')
+      item.id = `tag-option-${index}`
+      item.setAttribute('role', 'option')
+      item.setAttribute('aria-selected', 'false')
+      item.dataset.index = String(index)
+      const chip = document.createElement('span')
+      chip.className = `chip${/^[a-z0-9_-]+$/.test(s.category) ? ` cat-${s.category}` : ''}`
+      chip.textContent = s.name
+      const category = document.createElement('span')
+      category.className = 'muted tag-option-category'
+      category.textContent = s.category_name
+      item.append(chip, ' ', category)
+      return item
+    })
+    if (items.length === 0) {
+      const empty = document.createElement('li')
+      empty.className = 'muted tag-options-empty'
+      empty.setAttribute('role', 'option')
+      empty.setAttribute('aria-disabled', 'true')
+      empty.textContent = emptyText
+      items.push(empty)
+    }
+    this.listbox.replaceChildren(...items)
+    this.listbox.hidden = false
+    this.input.setAttribute('aria-expanded', 'true')
+    this.input.removeAttribute('aria-activedescendant')
+  }
+
+  private close(): void {
+    this.searchSeq++
+    clearTimeout(this.searchTimer)
+    this.listbox.hidden = true
+    this.input.setAttribute('aria-expanded', 'false')
+    this.input.removeAttribute('aria-activedescendant')
+    this.active = -1
+  }
+
+  private get open(): boolean {
+    return !this.listbox.hidden
+  }
+
+  private move(step: number): void {
+    if (!this.open) return void this.search()
+    const count = this.suggestions.length
+    if (count === 0) return
+    this.active = this.active < 0 ? (step > 0 ? 0 : count - 1) : (this.active + step + count) % count
+    for (const option of this.listbox.querySelectorAll<HTMLLIElement>('li[role="option"]')) {
+      const selected = Number(option.dataset.index) === this.active
+      option.setAttribute('aria-selected', String(selected))
+      option.classList.toggle('active', selected)
+      if (selected) option.scrollIntoView({ block: 'nearest' })
+    }
+    this.input.setAttribute('aria-activedescendant', `tag-option-${this.active}`)
+  }
+
+  private onKey(event: KeyboardEvent): void {
+    if (event.key === 'ArrowDown' || event.key === 'ArrowUp') {
+      event.preventDefault()
+      this.move(event.key === 'ArrowDown' ? 1 : -1)
+    } else if (event.key === 'Enter') {
+      // Never submits the form: Enter here is for choosing a tag.
+      event.preventDefault()
+      if (!this.open) return
+      if (this.active >= 0) return this.pick(this.active)
+      const typed = this.input.value.trim().toLowerCase()
+      const exact = this.suggestions.findIndex((s) => s.name.toLowerCase() === typed)
+      if (exact >= 0) this.pick(exact)
+      else if (this.suggestions.length === 1) this.pick(0)
+    } else if (event.key === 'Escape') {
+      if (this.open) {
+        event.preventDefault()
+        this.close()
+      }
+    } else if (event.key === 'Backspace' && this.input.value === '' && this.input.selectionStart === 0) {
+      const last = this.chips.querySelector<HTMLLIElement>('li[data-tag]:last-child')
+      if (last) {
+        event.preventDefault()
+        this.remove(last)
+      }
+    }
+  }
+
+  private pick(index: number): void {
+    const suggestion = this.suggestions[index]
+    if (!suggestion) return
+    if (!this.has(suggestion.name)) {
+      this.chips.append(tagChip(suggestion.name, suggestion.category))
+      this.announce(`${suggestion.name} added`)
+      this.onChange()
+    }
+    this.input.value = ''
+    this.close()
+    this.input.focus()
+  }
+
+  private remove(item: HTMLLIElement): void {
+    const name = item.dataset.tag!
+    item.remove()
+    this.announce(`${name} removed`)
+    this.onChange()
+    this.quietFocus = document.activeElement !== this.input
+    this.input.focus()
+  }
+
+  private announce(text: string): void {
+    this.live.textContent = text
+  }
+}
+
+function chipCategory(item: HTMLLIElement): string | null {
+  if (item.dataset.category) return item.dataset.category
+  const match = /(?:^|\s)cat-([a-z0-9_-]+)/.exec(item.querySelector('.chip')?.className ?? '')
+  return match?.[1] ?? null
+}

@@ -1,0 +1,281 @@
+// The create page: autosave of the form to POST /api/draft/, uploads with
+// progress to POST /api/uploads/, tag autocomplete, and publishing. The server
+// renders the saved values and uploads; this script takes over from there.
+import { ApiError, api, byId, clockTime, uploadWithProgress } from '../lib/api.js'
+import { Autosave, draftCopyKey, type SaveState } from '../lib/autosave.js'
+import { pendingUploadItem, uploadItem, type UploadInfo } from '../lib/create-markup.js'
+import { TagPicker } from '../lib/tag-picker.js'
+
+const TEXT_FIELDS = ['title', 'summary', 'category', 'description', 'version_name', 'changelog'] as const
+type TextField = (typeof TEXT_FIELDS)[number]
+type Kind = UploadInfo['kind']
+
+const form = byId<HTMLFormElement>('create-form')
+const draftId = form.dataset.draft!
+const saveState = byId('save-state')
+const publishButton = byId<HTMLButtonElement>('publish')
+const publishStatus = byId('publish-status')
+const publishError = byId('publish-error')
+
+const control = (name: TextField) => byId<HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement>(name)
+
+const tags = new TagPicker(
+  byId<HTMLInputElement>('tags'), byId<HTMLUListElement>('tag-options'), byId<HTMLUListElement>('tag-chips'), byId('tags-live'),
+  () => edited('tags'),
+)
+
+function collect(): { data: Record<string, unknown>; extra: Record<string, string | null> } {
+  const data: Record<string, unknown> = {}
+  for (const name of TEXT_FIELDS) data[name] = control(name).value
+  data.tags = tags.names()
+  return { data, extra: tags.categories() }
+}
+
+function restore(data: Record<string, unknown>, tagCategories: Record<string, string | null>): void {
+  for (const name of TEXT_FIELDS) {
+    const value = data[name]
+    if (typeof value !== 'string') continue
+    const element = control(name)
+    if (element instanceof HTMLSelectElement && ![...element.options].some((o) => o.value === value)) continue
+    element.value = value
+  }
+  if (Array.isArray(data.tags)) tags.set(data.tags.filter((t): t is string => typeof t === 'string'), tagCategories)
+}
+
+// ---- autosave ---------------------------------------------------------------
+
+function showSaveState(state: SaveState): void {
+  saveState.dataset.state = state.kind
+  saveState.textContent = {
+    pending: () => 'Waiting to save…',
+    saving: () => 'Saving…',
+    saved: () => `Saved ${clockTime((state as { at: Date }).at)}`,
+    retrying: () => 'Not saved, retrying…',
+    failed: () => `Not saved: ${sentence((state as { detail: string }).detail)}`,
+  }[state.kind]()
+  saveState.title = state.kind === 'retrying' ? sentence(state.detail) : ''
+}
+
+const autosave = new Autosave({
+  storageKey: draftCopyKey(draftId),
+  savedRevision: Number(form.dataset.revision) || 0,
+  collect,
+  send: (data, keepalive) => api<{ saved: boolean; updated_at: string }>('POST', '/api/draft/', { draft: draftId, data }, { keepalive }),
+  onState: showSaveState,
+})
+
+const savedAt = saveState.dataset.savedAt
+if (savedAt) showSaveState({ kind: 'saved', at: new Date(savedAt) })
+
+// A newer local copy than the server's: the last visit went away before its last save arrived.
+const copy = autosave.takeNewerLocalCopy()
+if (copy) {
+  restore(copy.data, (copy.extra ?? {}) as Record<string, string | null>)
+  showSaveState({ kind: 'pending' })
+  autosave.schedule(0)
+}
+
+function edited(name: string): void {
+  clearFieldError(name)
+  autosave.changed()
+}
+
+for (const name of TEXT_FIELDS) {
+  const element = control(name)
+  element.addEventListener(element instanceof HTMLSelectElement ? 'change' : 'input', () => edited(name))
+}
+
+// ---- uploads ----------------------------------------------------------------
+
+const inFlight = new Set<Promise<void>>()
+
+function uploadList(kind: Kind): HTMLUListElement {
+  return byId<HTMLUListElement>(`${kind}-uploads`)
+}
+
+for (const kind of ['thumbnail', 'media', 'version'] as const) {
+  const input = byId<HTMLInputElement>(`file-${kind}`)
+  input.addEventListener('change', () => {
+    const files = [...(input.files ?? [])]
+    // Cleared, so choosing the same file again is a change too.
+    input.value = ''
+    if (files.length === 0) return
+    clearFieldError(kind)
+    const job = (async () => {
+      for (const file of kind === 'media' ? files : files.slice(0, 1)) await uploadOne(kind, file)
+    })()
+    inFlight.add(job)
+    void job.finally(() => inFlight.delete(job))
+  })
+  uploadList(kind).addEventListener('click', (event) => {
+    const button = (event.target as Element).closest<HTMLButtonElement>('button.delete-upload')
+    const item = button?.closest<HTMLLIElement>('li[data-upload]')
+    if (button && item) void deleteUpload(kind, item, button)
+  })
+}
+
+async function uploadOne(kind: Kind, file: File): Promise<void> {
+  const list = uploadList(kind)
+  const pending = pendingUploadItem(file.name)
+  list.append(pending.item)
+  const body = new FormData()
+  body.append('kind', kind)
+  body.append('draft_uuid', draftId)
+  body.append('file', file)
+  let upload: UploadInfo
+  try {
+    upload = await uploadWithProgress<UploadInfo>('/api/uploads/', body, pending.progress)
+  } catch (error) {
+    pending.item.remove()
+    showFieldError(kind, `${file.name}: ${sentence(errorDetail(error))}`, false)
+    return
+  }
+  const item = uploadItem(upload)
+  pending.item.replaceWith(item)
+  clearFieldError(kind)
+  // One thumbnail and one archive: the new one replaces the ones before it, now that it has arrived.
+  if (kind !== 'media') {
+    for (const old of list.querySelectorAll<HTMLLIElement>('li[data-upload]')) {
+      if (old !== item) await deleteUpload(kind, old, old.querySelector<HTMLButtonElement>('button.delete-upload'))
+    }
+  }
+}
+
+async function deleteUpload(kind: Kind, item: HTMLLIElement, button: HTMLButtonElement | null): Promise<void> {
+  if (button) button.disabled = true
+  try {
+    await api('POST', `/api/uploads/${encodeURIComponent(item.dataset.upload!)}/delete/`, {})
+  } catch (error) {
+    // Already gone (expired, deleted in another tab) is what was wanted.
+    if (!(error instanceof ApiError && error.status === 404)) {
+      if (button) button.disabled = false
+      showFieldError(kind, `Could not delete ${item.querySelector('.upload-name')?.textContent ?? 'the file'}: ${sentence(errorDetail(error))}`, false)
+      return
+    }
+  }
+  const focusNext = document.activeElement === button
+  item.remove()
+  if (focusNext) byId(`file-${kind}`).focus()
+}
+
+// ---- field errors -------------------------------------------------------------
+
+/** The control a field's error belongs to (upload fields: the file input). */
+function fieldControl(name: string): HTMLElement {
+  return document.getElementById(name) ?? byId(`file-${name}`)
+}
+
+function showFieldError(name: string, message: string, invalid = true): void {
+  const line = byId(`${name}-error`)
+  line.textContent = message
+  line.hidden = false
+  if (invalid) fieldControl(name).setAttribute('aria-invalid', 'true')
+}
+
+function clearFieldError(name: string): void {
+  const line = document.getElementById(`${name}-error`)
+  if (!line || line.hidden) return
+  line.hidden = true
+  line.textContent = ''
+  fieldControl(name).removeAttribute('aria-invalid')
+}
+
+function clearAllErrors(): void {
+  for (const name of [...TEXT_FIELDS, 'tags', 'thumbnail', 'media', 'version']) clearFieldError(name)
+  publishError.hidden = true
+  publishError.textContent = ''
+}
+
+// ---- publishing -----------------------------------------------------------------
+
+/** What each name in "missing: title, version_name, a version upload" asks of the person. */
+const MISSING: Record<string, [field: string, message: string]> = {
+  'title': ['title', 'Give the pack a title.'],
+  'version_name': ['version_name', 'Name this version, for example 1.0.0.'],
+  'a version upload': ['version', 'Upload the version archive (ZIP).'],
+}
+
+/** Form order, so the first marked field is the first one on the page. */
+const FIELD_ORDER = ['title', 'summary', 'category', 'tags', 'description', 'thumbnail', 'media', 'version_name', 'version', 'changelog']
+
+// Publish is a type=button, so Enter in a text field never publishes; nothing submits this form.
+form.addEventListener('submit', (event) => event.preventDefault())
+publishButton.addEventListener('click', () => void publish())
+
+async function publish(): Promise<void> {
+  clearAllErrors()
+  publishButton.disabled = true
+  try {
+    if (inFlight.size > 0) {
+      publishStatus.textContent = 'Waiting for uploads to finish…'
+      await Promise.allSettled([...inFlight])
+    }
+    publishStatus.textContent = 'Saving the draft…'
+    // Publishing reads the saved draft: the latest state must be on the server first (this also creates a new draft).
+    if (!autosave.dirty) autosave.changed()
+    if (!(await autosave.flush())) {
+      return publishFailed('The draft could not be saved, so it was not published. ' + saveState.textContent)
+    }
+    publishStatus.textContent = 'Publishing…'
+    const pack = await api<{ namespace: string; pack_id: string }>('POST', '/api/draft/publish/', { draft: draftId })
+    autosave.stop()
+    publishStatus.textContent = 'Published. Opening the pack page…'
+    window.location.assign(`/packs/${encodeURIComponent(pack.namespace)}/${encodeURIComponent(pack.pack_id)}/`)
+  } catch (error) {
+    showPublishError(error)
+  } finally {
+    publishButton.disabled = false
+  }
+}
+
+function publishFailed(message: string): void {
+  publishStatus.textContent = ''
+  publishError.textContent = message
+  publishError.hidden = false
+}
+
+function showPublishError(error: unknown): void {
+  const detail = errorDetail(error)
+  const status = error instanceof ApiError ? error.status : 0
+  const marked: string[] = []
+  const mark = (field: string, message: string) => {
+    showFieldError(field, message)
+    marked.push(field)
+  }
+  const missing = /missing: (.+)$/.exec(detail)
+  if (status === 400 && missing) {
+    for (const name of missing[1]!.split(', ')) {
+      const known = MISSING[name.trim()]
+      if (known) mark(known[0], known[1])
+    }
+  } else if (status === 409) {
+    mark('title', `${sentence(detail)} Choose another title.`)
+  } else if (status === 400 && /^title\b/.test(detail)) {
+    mark('title', sentence(detail))
+  } else if (status === 400 && /^version_name\b/.test(detail)) {
+    mark('version_name', sentence(detail))
+  } else if (status === 400 && /version upload/.test(detail)) {
+    mark('version', sentence(detail))
+  }
+  if (marked.length === 0) {
+    publishFailed(status === 404 ? 'This draft no longer exists: it was published or deleted, perhaps in another tab.' : `Not published: ${sentence(detail)}`)
+    return
+  }
+  publishFailed(marked.length === 1 ? 'Not published: see the marked field.' : 'Not published: see the marked fields.')
+  const first = FIELD_ORDER.find((f) => marked.includes(f))!
+  fieldControl(first).focus()
+}
+
+// ---- helpers --------------------------------------------------------------------
+
+function errorDetail(error: unknown): string {
+  return error instanceof ApiError ? error.detail : error instanceof Error ? error.message : String(error)
+}
+
+/** "the file is empty" -> "The file is empty." */
+function sentence(text: string): string {
+  const trimmed = text.trim()
+  if (trimmed === '') return ''
+  const capital = trimmed.charAt(0).toUpperCase() + trimmed.slice(1)
+  return /[.!?…]$/.test(capital) ? capital : `${capital}.`
+}

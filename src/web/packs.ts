@@ -1,0 +1,58 @@
+// Pieces of markup the browse page and the pack page share: chips in their
+// category colors, dates as <time>, a pack's thumbnail or its placeholder.
+import { html, type SafeHtml } from './html.js'
+
+/** The browse page, filtered: `/?tag=Medieval`, `/?category=theme&q=castle`. Empty values are left out. */
+export function browseHref(params: Record<string, string | number | undefined>): string {
+  const query = new URLSearchParams()
+  for (const [name, value] of Object.entries(params)) {
+    if (value !== undefined && value !== '') query.set(name, String(value))
+  }
+  const text = query.toString()
+  return text === '' ? '/' : `/?${text}`
+}
+
+export function packHref(namespace: string, packId: string): string {
+  return `/packs/${encodeURIComponent(namespace)}/${encodeURIComponent(packId)}/`
+}
+
+export interface ChipOptions {
+  /** Marks the chip as the active filter. */
+  selected?: boolean
+  /** A hidden explanation read after the label ("tag", "category"). */
+  kind?: string
+}
+
+/**
+ * A link chip in a category's colors (class cat-<key>, see /assets/categories.css).
+ * The active one carries aria-current, the class "selected" and a check mark.
+ */
+export function chipLink(label: string, href: string, categoryKey: string | null, options: ChipOptions = {}): SafeHtml {
+  const classes = `chip${categoryKey ? ` cat-${categoryKey}` : ''}${options.selected ? ' selected' : ''}`
+  return html`<a class="${classes}" href="${href}"${options.selected ? html` aria-current="true"` : null}>${options.selected ? html`<span aria-hidden="true">✓</span>` : null}${label}${options.kind ? html`<span class="visually-hidden"> (${options.kind})</span>` : null}</a>`
+}
+
+const DATE = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'short', year: 'numeric', timeZone: 'UTC' })
+const DATE_TIME = new Intl.DateTimeFormat('en-GB', {
+  day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZone: 'UTC',
+})
+
+/** `<time datetime="2026-11-22T10:00:00.000Z">22 Nov 2026</time>`, in UTC (with the time of day when asked). */
+export function timeTag(iso: string, withTime = false): SafeHtml {
+  const date = new Date(iso)
+  if (Number.isNaN(date.getTime())) return html`<time>${iso}</time>`
+  const text = withTime ? `${DATE_TIME.format(date)} UTC` : DATE.format(date)
+  return html`<time datetime="${iso}" title="${DATE_TIME.format(date)} UTC">${text}</time>`
+}
+
+/** The text the pages show for a version's pack_format. */
+export function packFormatText(packFormat: number | null): string {
+  return packFormat === null ? 'pack_format unknown' : `pack_format ${packFormat}`
+}
+
+/** A pack's thumbnail, or a neutral placeholder with the title's first letter (no external image). */
+export function thumbnail(url: string | null, title: string, className: string, alt = ''): SafeHtml {
+  if (url !== null) return html`<img class="${className}" src="${url}" alt="${alt}" width="96" height="96">`
+  const initial = [...title.trim()][0]?.toUpperCase() ?? '?'
+  return html`<span class="${className} placeholder" aria-hidden="true">${initial}</span>`
+}

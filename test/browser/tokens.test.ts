@@ -1,0 +1,104 @@
+// Settings → API tokens in Chromium: create a token, copy its header line,
+// use it from a script (Node's fetch, no cookies), revoke it in the page, and
+// see the script refused at once.
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import { assertNoProblems, startBrowserSite, type BrowserSite } from '../helpers/browser.js'
+
+describe('API tokens page in a browser', { timeout: 120_000 }, () => {
+  let site: BrowserSite
+  before(async () => { site = await startBrowserSite() })
+  after(() => site?.close())
+
+  test('create → copy the header line → use it from a script → revoke → 401 → gone after reload', async () => {
+    const page = await site.newPage()
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: site.server.url })
+    await site.signUp(page, 'Scripter')
+
+    await page.getByRole('link', { name: 'API tokens' }).click()
+    await page.waitForURL('**/settings/tokens/')
+    assert.equal(await page.locator('#new-token-panel').isVisible(), false, 'no token is shown before one is made')
+    assert.equal(await page.getByText('You have no API tokens.').isVisible(), true)
+
+    await page.getByLabel('Name').fill('release script')
+    await page.getByLabel('Expires').selectOption({ label: 'In 30 days' })
+    await page.getByRole('button', { name: 'Create token' }).click()
+
+    const tokenText = page.locator('#new-token')
+    await tokenText.waitFor({ state: 'visible' })
+    const token = (await tokenText.innerText()).trim()
+    assert.match(token, /^packs_[A-Za-z0-9_-]{20,}$/)
+    const headerLine = (await page.locator('#new-token-header').innerText()).trim()
+    assert.equal(headerLine, `Authorization: Bearer Scripter ${token}`)
+    assert.match(await page.locator('#new-token-panel').innerText(), /will not be shown again/)
+    assert.equal(page.url(), site.url('/settings/tokens/'), 'no navigation: created through the API')
+
+    // The list gained the row without a reload.
+    const row = page.getByRole('row', { name: /release script/ })
+    await row.waitFor()
+    assert.match(await row.innerText(), /never/, 'not used yet')
+    assert.match(await row.innerText(), /\d{4}-\d\d-\d\d \d\d:\d\d UTC/)
+    assert.equal(await row.locator('time').count(), 2, 'created and expires are <time> elements')
+
+    // Copy the header line; the clipboard holds exactly it.
+    const copy = page.getByRole('button', { name: 'Copy header line' })
+    await copy.click()
+    await page.locator('button[data-copy="#new-token-header"]', { hasText: 'Copied' }).waitFor()
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), headerLine)
+
+    // A script uses the copied header: no cookies, no gate password.
+    const authorization = headerLine.replace(/^Authorization: /, '')
+    const me = await fetch(site.url('/api/me/'), { headers: { authorization } })
+    assert.equal(me.status, 200)
+    assert.equal(((await me.json()) as { username: string }).username, 'Scripter')
+
+    // Revoke in the page, confirming the dialog.
+    let question = ''
+    page.once('dialog', (dialog) => {
+      question = dialog.message()
+      void dialog.accept()
+    })
+    await row.getByRole('button', { name: 'Revoke' }).click()
+    await row.waitFor({ state: 'detached' })
+    assert.match(question, /Revoke the token "release script"/)
+    assert.match(await page.locator('#token-status').innerText(), /Token "release script" revoked/)
+    assert.equal(await page.locator('#new-token-panel').isVisible(), false, 'the revoked token is no longer on screen')
+
+    const after = await fetch(site.url('/api/me/'), { headers: { authorization } })
+    assert.equal(after.status, 401)
+    assert.ok(after.headers.get('www-authenticate'))
+
+    await page.reload()
+    assert.equal(await page.getByRole('row', { name: /release script/ }).count(), 0)
+    assert.ok(!(await page.content()).includes(token), 'the token is never shown again')
+    assert.equal(await page.getByText('You have no API tokens.').isVisible(), true)
+    assertNoProblems(site)
+  })
+
+  test('cancelling the confirmation keeps the token; an invalid name shows the server\'s message', async () => {
+    const page = await site.newPage()
+    await site.signUp(page, 'careful')
+    await page.goto(site.url('/settings/tokens/'))
+    await page.getByLabel('Name').fill('keep me')
+    await page.getByLabel('Expires').selectOption({ label: 'Never' })
+    await page.getByRole('button', { name: 'Create token' }).click()
+    const row = page.getByRole('row', { name: /keep me/ })
+    await row.waitFor()
+    assert.match(await row.innerText(), /never\s+never/, 'never used, never expires')
+    const header = (await page.locator('#new-token-header').innerText()).replace(/^Authorization: /, '')
+
+    page.once('dialog', (dialog) => void dialog.dismiss())
+    await row.getByRole('button', { name: 'Revoke' }).click()
+    await page.waitForTimeout(200)
+    assert.equal(await row.count(), 1, 'still listed')
+    assert.equal((await fetch(site.url('/api/me/'), { headers: { authorization: header } })).status, 200)
+
+    // Spaces only pass the browser's "required" check; the server refuses them.
+    await page.getByLabel('Name').fill('   ')
+    await page.getByRole('button', { name: 'Create token' }).click()
+    const alert = page.locator('#token-error')
+    await alert.waitFor({ state: 'visible' })
+    assert.equal(await alert.innerText(), 'Name must not be empty.')
+    assertNoProblems(site)
+  })
+})
