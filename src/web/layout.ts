@@ -50,8 +50,10 @@ function header(ctx: PageContext): SafeHtml {
   if (!ctx.pastGate) {
     return html`<header class="site-header"><a class="brand" href="/">Packs</a></header>`
   }
+  // A section's link stays current on its sub-pages (/create/{draft}/ under /create/).
+  const current = (href: string) => ctx.path === href || (href !== '/' && ctx.path.startsWith(href))
   const link = (href: string, label: string) =>
-    html`<a href="${href}"${ctx.path === href ? html` aria-current="page"` : null}>${label}</a>`
+    html`<a href="${href}"${current(href) ? html` aria-current="page"` : null}>${label}</a>`
   const viewer = ctx.viewer
   const account = viewer
     ? html`<span class="who">Signed in as <strong>${viewer.username}</strong></span>

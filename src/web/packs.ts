@@ -1,5 +1,5 @@
 // Pieces of markup the browse page and the pack page share: chips in their
-// category colors, dates as <time>, a pack's thumbnail or its placeholder.
+// category colors, a pack's thumbnail or its placeholder.
 import { html, type SafeHtml } from './html.js'
 
 /** The browse page, filtered: `/?tag=Medieval`, `/?category=theme&q=castle`. Empty values are left out. */
@@ -30,19 +30,6 @@ export interface ChipOptions {
 export function chipLink(label: string, href: string, categoryKey: string | null, options: ChipOptions = {}): SafeHtml {
   const classes = `chip${categoryKey ? ` cat-${categoryKey}` : ''}${options.selected ? ' selected' : ''}`
   return html`<a class="${classes}" href="${href}"${options.selected ? html` aria-current="true"` : null}>${options.selected ? html`<span aria-hidden="true">✓</span>` : null}${label}${options.kind ? html`<span class="visually-hidden"> (${options.kind})</span>` : null}</a>`
-}
-
-const DATE = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'short', year: 'numeric', timeZone: 'UTC' })
-const DATE_TIME = new Intl.DateTimeFormat('en-GB', {
-  day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZone: 'UTC',
-})
-
-/** `<time datetime="2026-11-22T10:00:00.000Z">22 Nov 2026</time>`, in UTC (with the time of day when asked). */
-export function timeTag(iso: string, withTime = false): SafeHtml {
-  const date = new Date(iso)
-  if (Number.isNaN(date.getTime())) return html`<time>${iso}</time>`
-  const text = withTime ? `${DATE_TIME.format(date)} UTC` : DATE.format(date)
-  return html`<time datetime="${iso}" title="${DATE_TIME.format(date)} UTC">${text}</time>`
 }
 
 /** The text the pages show for a version's pack_format. */

@@ -37,7 +37,7 @@ describe('API tokens page in a browser', { timeout: 120_000 }, () => {
     const row = page.getByRole('row', { name: /release script/ })
     await row.waitFor()
     assert.match(await row.innerText(), /never/, 'not used yet')
-    assert.match(await row.innerText(), /\d{4}-\d\d-\d\d \d\d:\d\d UTC/)
+    assert.match(await row.innerText(), /\d{1,2} \w{3} \d{4}, \d\d:\d\d UTC/)
     assert.equal(await row.locator('time').count(), 2, 'created and expires are <time> elements')
 
     // Copy the header line; the clipboard holds exactly it.

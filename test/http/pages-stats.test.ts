@@ -2,7 +2,7 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import type { StatsSnapshot } from '../../src/domain/stats.js'
-import { formatBytes, formatDuration, formatMs } from '../../src/web/charts.js'
+import { formatBytes, formatDuration, formatMs } from '../../src/web/format.js'
 import { makeSite, type TestSite, type TestUser } from '../helpers/app.js'
 
 const HTML = { accept: 'text/html' }
@@ -33,7 +33,7 @@ describe('staff statistics page', () => {
     }
     assert.match(body, /Packs 1\.0\.0/)
     assert.match(body, /\d+\.\d MiB/, 'memory in MiB')
-    assert.match(body, /Generated at <time datetime="\d{4}-[^"]+Z">/)
+    assert.match(body, /Generated at <time datetime="\d{4}-[^"]+Z"/)
     assert.match(body, /reused for 0\.001 s/)
     // Users: boss and member.
     assert.match(body, /<dt>Users<\/dt><dd><span class="stat-value">2<\/span>/)
@@ -100,7 +100,7 @@ describe('staff statistics page', () => {
       const boss = await cached.user('boss2', { staff: true })
       const api = (await cached.app.inject({ url: '/api/stats/', headers: boss.headers })).json() as StatsSnapshot
       const page = await cached.app.inject({ url: '/staff/stats/', headers: { ...HTML, ...boss.headers } })
-      assert.ok(page.body.includes(`<time datetime="${api.generated_at}">`), 'the page shows the API\'s generated_at')
+      assert.ok(page.body.includes(`<time datetime="${api.generated_at}"`), 'the page shows the API\'s generated_at')
     } finally {
       await cached.close()
     }

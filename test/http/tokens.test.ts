@@ -258,7 +258,7 @@ describe('Settings → API tokens page', () => {
     assert.match(res.body, /<table class="tokens">/)
     assert.ok(!res.body.includes('<img src=x'), 'the token name is escaped')
     assert.match(res.body, /&lt;img src=x onerror=alert\(1\)&gt;/)
-    assert.match(res.body, /<time datetime="\d{4}-\d\d-\d\dT[^"]+Z">\d{4}-\d\d-\d\d \d\d:\d\d UTC<\/time>/)
+    assert.match(res.body, /<time datetime="\d{4}-\d\d-\d\dT[^"]+Z" title="\d{1,2} \w{3} \d{4}, \d\d:\d\d UTC">\d{1,2} \w{3} \d{4}, \d\d:\d\d UTC<\/time>/)
     assert.match(res.body, /<span class="muted">never<\/span>/)
     // "tests" (made by the helper) and the new one: two Revoke buttons.
     assert.equal(res.body.match(/>Revoke<span class="visually-hidden">/g)?.length, 2)

@@ -9,7 +9,8 @@ import { sendPage } from '../../http/pages.js'
 import type { App } from '../../http/types.js'
 import { fileUrl } from '../../http/urls.js'
 import { html, type SafeHtml } from '../../web/html.js'
-import { browseHref, chipLink, packFormatText, packHref, thumbnail, timeTag } from '../../web/packs.js'
+import { timeTag } from '../../web/format.js'
+import { browseHref, chipLink, packFormatText, packHref, thumbnail } from '../../web/packs.js'
 
 const PAGE_SIZE = 20
 /** How many of the most used tags are offered as filter chips. */

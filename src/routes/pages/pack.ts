@@ -12,7 +12,8 @@ import { sendPage } from '../../http/pages.js'
 import type { App } from '../../http/types.js'
 import { downloadUrl, fileUrl } from '../../http/urls.js'
 import { html, trusted, type SafeHtml } from '../../web/html.js'
-import { browseHref, chipLink, packFormatText, thumbnail, timeTag } from '../../web/packs.js'
+import { timeTag } from '../../web/format.js'
+import { browseHref, chipLink, packFormatText, thumbnail } from '../../web/packs.js'
 
 const PackPageParams = Type.Object({ namespace: Type.String(), pack_id: Type.String() })
 

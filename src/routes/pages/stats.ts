@@ -5,9 +5,8 @@
 import type { StatsSnapshot } from '../../domain/stats.js'
 import { sendPage } from '../../http/pages.js'
 import type { App } from '../../http/types.js'
-import {
-  barChart, formatBytes, formatCount, formatDuration, formatMiB, formatMs, timeTag,
-} from '../../web/charts.js'
+import { barChart } from '../../web/charts.js'
+import { formatBytes, formatCount, formatDuration, formatMiB, formatMs, timeTag } from '../../web/format.js'
 import { html, type SafeHtml } from '../../web/html.js'
 
 /** Routes drawn in the charts; the table lists them all. */
@@ -29,7 +28,7 @@ export function statsBody(s: StatsSnapshot): SafeHtml {
   const more = routes.length > charted.length ? ` (the ${CHART_ROUTES} busiest of ${routes.length})` : ''
 
   return html`<h1>Statistics</h1>
-<p class="muted stats-meta">Generated at ${timeTag(s.generated_at)}; the snapshot is reused for ${formatCount(s.cache_seconds)} s, so reloading within that window shows the same numbers.
+<p class="muted stats-meta">Generated at ${timeTag(s.generated_at, true)}; the snapshot is reused for ${formatCount(s.cache_seconds)} s, so reloading within that window shows the same numbers.
 The same data as JSON: <a href="/api/stats/">/api/stats/</a>.</p>
 
 <h2>Server</h2>

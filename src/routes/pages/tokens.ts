@@ -8,7 +8,7 @@ import { csrfTokenFor } from '../../auth/plugin.js'
 import { BadRequest, DomainError, Forbidden } from '../../domain/errors.js'
 import { sendPage } from '../../http/pages.js'
 import type { App } from '../../http/types.js'
-import { timeTag } from '../../web/charts.js'
+import { timeTag } from '../../web/format.js'
 import { html, type SafeHtml } from '../../web/html.js'
 import { alertLine } from '../../web/layout.js'
 
@@ -129,9 +129,9 @@ function newTokenPanel(created: NewToken | undefined): SafeHtml {
 export function tokenRow(token: ListedApiToken, csrf: string): SafeHtml {
   return html`<tr data-token-id="${token.id}">
 <td class="token-name">${token.name}</td>
-<td data-label="Created">${timeTag(token.created_at)}</td>
-<td data-label="Last used">${token.last_used_at ? timeTag(token.last_used_at) : html`<span class="muted">never</span>`}</td>
-<td data-label="Expires">${token.expires_at === null ? 'never' : token.expired ? html`<span class="expired">expired ${timeTag(token.expires_at)}</span>` : timeTag(token.expires_at)}</td>
+<td data-label="Created">${timeTag(token.created_at, true)}</td>
+<td data-label="Last used">${token.last_used_at ? timeTag(token.last_used_at, true) : html`<span class="muted">never</span>`}</td>
+<td data-label="Expires">${token.expires_at === null ? 'never' : token.expired ? html`<span class="expired">expired ${timeTag(token.expires_at, true)}</span>` : timeTag(token.expires_at, true)}</td>
 <td class="token-actions"><form method="post" action="/settings/tokens/${token.id}/revoke/" class="inline-form revoke-form" data-name="${token.name}">
 <input type="hidden" name="csrf_token" value="${csrf}">
 <button type="submit" class="danger">Revoke<span class="visually-hidden"> ${token.name}</span></button></form></td>

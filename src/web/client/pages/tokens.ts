@@ -2,6 +2,7 @@
 // reload. The server renders the list and the forms (which also work without
 // this script); here the new token is shown once and rows come and go.
 import { ApiError, api, byId, csrfToken } from '../lib/api.js'
+import { formatUtc } from '../../dates.js'
 
 interface ApiToken {
   id: string
@@ -28,16 +29,11 @@ const noTokens = byId('no-tokens')
 const panel = byId('new-token-panel')
 let shownTokenId: string | null = null
 
-/** "2025-01-31 14:05 UTC", as the server renders it (src/web/charts.ts formatUtc). */
-function formatUtc(iso: string): string {
-  const date = new Date(iso)
-  return Number.isNaN(date.getTime()) ? iso : `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`
-}
-
 function timeElement(iso: string): HTMLTimeElement {
   const time = document.createElement('time')
   time.dateTime = iso
-  time.textContent = formatUtc(iso)
+  time.textContent = formatUtc(iso, true)
+  time.title = formatUtc(iso, true)
   return time
 }
 
