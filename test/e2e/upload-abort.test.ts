@@ -3,12 +3,13 @@
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
+import http from 'node:http'
 import net from 'node:net'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { AddressInfo } from 'node:net'
 import { makeSite, storedFiles, type TestSite, type TestUser } from '../helpers/app.js'
-import { png } from '../helpers/fixtures.js'
+import { multipart, png } from '../helpers/fixtures.js'
 
 let site: TestSite
 let alice: TestUser
@@ -136,3 +137,42 @@ test('an over-size upload over a real socket gets its 413 and leaves nothing', a
   assert.deepEqual(storedFiles(site), before)
   assert.equal(await rowCount('uploads'), 1)
 })
+
+test('after refusing an upload it has not read, the server closes the connection, so the next request is not stuck behind it', async () => {
+  // One keep-alive socket, as a browser reuses it: the 413 must not leave the
+  // unread rest of the body in front of the next request on that socket.
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
+  try {
+    const body = multipart([
+      { name: 'kind', value: 'thumbnail' },
+      { name: 'file', value: Buffer.concat([png(), Buffer.alloc(6 * 1024 * 1024, 0x5a)]), filename: 'huge.png' },
+    ])
+    const refused = await request(agent, 'POST', '/api/uploads/', { authorization: `Bearer ${alice.username} ${alice.token}`, ...body.headers }, body.payload)
+    if (refused.status !== 0) {
+      assert.equal(refused.status, 413)
+      assert.equal(refused.headers.connection, 'close')
+    }
+    const next = await request(agent, 'GET', '/healthz', {}, undefined, 10_000)
+    assert.equal(next.status, 200)
+  } finally {
+    agent.destroy()
+  }
+})
+
+/** One request through `agent`; status 0 when the server reset the connection before answering. */
+function request(
+  agent: http.Agent, method: string, urlPath: string, headers: Record<string, string>, body?: Buffer, timeoutMs = 30_000,
+): Promise<{ status: number; headers: http.IncomingHttpHeaders }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, method, path: urlPath, headers, agent, timeout: timeoutMs }, (res) => {
+      res.resume()
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers }))
+    })
+    req.on('timeout', () => req.destroy(new Error(`${method} ${urlPath} got no answer within ${timeoutMs} ms`)))
+    req.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'ECONNRESET' || error.code === 'EPIPE') resolve({ status: 0, headers: {} })
+      else reject(error)
+    })
+    req.end(body)
+  })
+}

@@ -141,3 +141,11 @@ test('the docs page renders the document', async () => {
   assert.equal(res.statusCode, 200)
   assert.match(res.body, /swagger/i)
 })
+
+test('the API the pages use is documented, and the pages themselves are not API', () => {
+  for (const [path, method] of [['/api/drafts/', 'get'], ['/api/tokens/', 'get'], ['/api/tokens/', 'post'], ['/api/tokens/{token_id}/', 'delete'], ['/api/me/', 'get']] as const) {
+    assert.ok(doc.paths[path]?.[method], `${method.toUpperCase()} ${path} is documented`)
+  }
+  const outsideApi = Object.keys(doc.paths).filter((path) => !path.startsWith('/api/') && path !== '/healthz')
+  assert.deepEqual(outsideApi, [], 'pages, forms and assets stay out of the API document')
+})
