@@ -139,7 +139,7 @@ describe('pack page', () => {
     const names = ['3.0.0-beta', '2.0.0', '1.0.0']
     const items = versions(res.body)
     for (const [i, name] of names.entries()) {
-      const href = /<a class="download" href="([^"]+)"[^>]*>Download<\/a>/.exec(items[i]!)?.[1]
+      const href = /<a class="download button" href="([^"]+)"[^>]*>Download<\/a>/.exec(items[i]!)?.[1]
       assert.ok(href, `a download link for ${name}`)
       assert.equal(href, api.versions[i]!.download_url)
       assert.match(href, /^http:\/\/localhost:80\/api\/files\/[0-9a-f-]{36}\/\?download=1$/)

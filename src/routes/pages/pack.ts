@@ -106,7 +106,7 @@ function version(v: VersionRecord, index: number, view: PackView): SafeHtml {
 <div class="version-head"><h3 class="version-name" id="${headingId}">${v.name}</h3>${index === 0 ? html`<span class="latest-badge">Latest</span>` : null}</div>
 <p class="version-meta"><span class="pack-format">${packFormatText(v.packFormat)}</span> · <span>published ${timeTag(v.createdAt, true)}</span></p>
 ${v.changelog.trim() !== '' ? html`<div class="changelog">${v.changelog}</div>` : html`<p class="changelog-empty muted">No changelog.</p>`}
-<p class="version-actions"><a class="download" href="${view.downloadUrl(v.fileId)}" aria-describedby="${headingId}">Download</a></p>
+<p class="version-actions"><a class="download button" href="${view.downloadUrl(v.fileId)}" aria-describedby="${headingId}">Download</a></p>
 </li>`
 }
 

@@ -74,6 +74,14 @@ export function uploadWithProgress<T>(url: string, form: FormData, onProgress: (
   })
 }
 
+/** A server `detail` as a sentence for people: "the file is empty" -> "The file is empty." */
+export function sentence(text: string): string {
+  const trimmed = text.trim()
+  if (trimmed === '') return ''
+  const capital = trimmed.charAt(0).toUpperCase() + trimmed.slice(1)
+  return /[.!?…]$/.test(capital) ? capital : `${capital}.`
+}
+
 /** "12:04:31" in the viewer's clock. */
 export function clockTime(date: Date): string {
   return date.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false })

@@ -1,7 +1,7 @@
 // The create page: autosave of the form to POST /api/draft/, uploads with
 // progress to POST /api/uploads/, tag autocomplete, and publishing. The server
 // renders the saved values and uploads; this script takes over from there.
-import { ApiError, api, byId, clockTime, uploadWithProgress } from '../lib/api.js'
+import { ApiError, api, byId, clockTime, sentence, uploadWithProgress } from '../lib/api.js'
 import { Autosave, draftCopyKey, type SaveState } from '../lib/autosave.js'
 import { pendingUploadItem, uploadItem, type UploadInfo } from '../lib/create-markup.js'
 import { TagPicker } from '../lib/tag-picker.js'
@@ -270,12 +270,4 @@ function showPublishError(error: unknown): void {
 
 function errorDetail(error: unknown): string {
   return error instanceof ApiError ? error.detail : error instanceof Error ? error.message : String(error)
-}
-
-/** "the file is empty" -> "The file is empty." */
-function sentence(text: string): string {
-  const trimmed = text.trim()
-  if (trimmed === '') return ''
-  const capital = trimmed.charAt(0).toUpperCase() + trimmed.slice(1)
-  return /[.!?…]$/.test(capital) ? capital : `${capital}.`
 }

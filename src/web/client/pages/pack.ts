@@ -2,16 +2,10 @@
 // POST /api/packs/{ns}/{id}/versions/ as multipart with a progress bar; the
 // server's message (not a ZIP, a duplicate name, too large) is shown next to
 // the form, and on success the page reloads with the new version on top.
-import { ApiError, byId, uploadWithProgress } from '../lib/api.js'
+import { ApiError, byId, sentence, uploadWithProgress } from '../lib/api.js'
 
 const form = document.getElementById('new-version')
 if (form instanceof HTMLFormElement) setUpNewVersion(form)
-
-function sentence(text: string): string {
-  const trimmed = text.trim()
-  const capital = trimmed.charAt(0).toUpperCase() + trimmed.slice(1)
-  return /[.!?]$/.test(capital) ? capital : `${capital}.`
-}
 
 function setUpNewVersion(form: HTMLFormElement): void {
   const fileInput = byId<HTMLInputElement>('nv-file')

@@ -1,7 +1,7 @@
 // Settings → API tokens: create and revoke through /api/tokens/ without a
 // reload. The server renders the list and the forms (which also work without
 // this script); here the new token is shown once and rows come and go.
-import { ApiError, api, byId, csrfToken } from '../lib/api.js'
+import { ApiError, api, byId, csrfToken, sentence } from '../lib/api.js'
 import { formatUtc } from '../../dates.js'
 
 interface ApiToken {
@@ -129,7 +129,7 @@ async function createToken(): Promise<void> {
     announce(`Token "${created.name}" created.`)
     form.reset()
   } catch (error) {
-    showError(error instanceof ApiError ? capitalise(error.detail) : 'Could not create the token; check your connection and try again.')
+    showError(error instanceof ApiError ? sentence(error.detail) : 'Could not create the token; check your connection and try again.')
     nameInput.focus()
   } finally {
     button.disabled = false
@@ -158,7 +158,7 @@ async function revokeToken(row: HTMLTableRowElement, id: string, name: string): 
     // Already gone (revoked in another tab): the row should go as well.
     if (!(error instanceof ApiError && error.status === 404)) {
       if (button) button.disabled = false
-      showError(error instanceof ApiError ? capitalise(error.detail) : 'Could not revoke the token; check your connection and try again.')
+      showError(error instanceof ApiError ? sentence(error.detail) : 'Could not revoke the token; check your connection and try again.')
       return
     }
   }
@@ -169,8 +169,4 @@ async function revokeToken(row: HTMLTableRowElement, id: string, name: string): 
     shownTokenId = null
   }
   announce(`Token "${name}" revoked.`)
-}
-
-function capitalise(text: string): string {
-  return text.charAt(0).toUpperCase() + text.slice(1) + (text.endsWith('.') ? '' : '.')
 }
