@@ -6,6 +6,9 @@
 //     node:http server answering the same bytes. Target: ours >= 0.75 x bare.
 //  b) Upload memory: a 400 MiB version archive streamed as a chunked multipart
 //     upload, watching the server's resident memory. Target: growth < 100 MiB.
+//  c) What a second worker adds: the same update-check load against
+//     WEB_CONCURRENCY=1 and WEB_CONCURRENCY=2, both on one local redis-server
+//     (several workers need REDIS_URL), alternating rounds. No target: a figure.
 //
 // Exits non-zero only when something fails (a non-200, a wrong byte, a crash);
 // a missed target is printed as "TARGET MISSED". Figures go to .tmp/bench-results.json.
@@ -21,6 +24,7 @@ import autocannon from 'autocannon'
 import { datapack } from '../test/helpers/fixtures.js'
 import { ROOT, cliOk, lastLine, startServer, type RunningServer } from '../test/helpers/server.js'
 import { MiB, readMemory, resetPeak, sampleRss } from './procfs.js'
+import { redisSkip, startRedis } from '../test/helpers/redis.js'
 import { bigZip, streamUpload } from './stream-upload.js'
 
 const MASTER_PASSWORD = 'bench-master-password'
@@ -61,8 +65,8 @@ async function expectStatus(res: Response, status: number, what: string): Promis
   return text
 }
 
-async function start(): Promise<RunningServer> {
-  const server = await startServer({ env: SERVER_ENV })
+async function start(env: Record<string, string> = {}): Promise<RunningServer> {
+  const server = await startServer({ env: { ...SERVER_ENV, ...env } })
   servers.push(server)
   return server
 }
@@ -272,6 +276,41 @@ async function uploadMemory() {
   }
 }
 
+async function workerScaling() {
+  log('\n== c) what a second worker adds (WEB_CONCURRENCY=1 vs 2, both with REDIS_URL) ==')
+  if (redisSkip) {
+    log(`skipped: ${redisSkip}`)
+    return null
+  }
+  const redis = await startRedis()
+  try {
+    const targets: Record<'one' | 'two', { url: string; server: RunningServer; expectBody: string }> = {} as never
+    for (const [name, workers] of [['one', '1'], ['two', '2']] as const) {
+      const server = await start({ WEB_CONCURRENCY: workers, REDIS_URL: redis.url })
+      const headers = await seedUser(server, `bench${workers}`)
+      const { latestPath, body } = await seedPack(server, headers)
+      targets[name] = { url: `${server.url}${latestPath}`, server, expectBody: body.toString('utf8') }
+    }
+    // The two sites are separate (own data dirs, own packs), so each expects its own body.
+    for (const name of ['one', 'two'] as const) await load(`${name} warm-up`, targets[name].url, WARMUP, targets[name].expectBody)
+    const runs: { one: RunFigures[]; two: RunFigures[] } = { one: [], two: [] }
+    for (let round = 1; round <= ROUNDS; round++) {
+      for (const name of ['one', 'two'] as const) {
+        const figures = await load(`${name} worker(s)`, targets[name].url, DURATION, targets[name].expectBody)
+        runs[name].push(figures)
+        log(`  round ${round} ${name === 'one' ? '1 worker ' : '2 workers'} ${figures.requestsPerSecond.toFixed(0).padStart(7)} req/s  p50 ${figures.p50Ms} ms  p99 ${figures.p99Ms} ms`)
+      }
+    }
+    await stop(targets.one.server)
+    await stop(targets.two.server)
+    const one = medianOf(runs.one)
+    const two = medianOf(runs.two)
+    return { one, two, runs, speedup: two.requestsPerSecond / one.requestsPerSecond, cpus: os.cpus().length }
+  } finally {
+    await redis.stop()
+  }
+}
+
 function verdict(met: boolean): string {
   return met ? 'ok' : 'TARGET MISSED'
 }
@@ -294,6 +333,7 @@ async function main(): Promise<void> {
 
   const throughput = await updateCheckThroughput()
   const upload = await uploadMemory()
+  const workers = await workerScaling()
 
   const f = (n: number, digits = 0) => n.toFixed(digits).padStart(9)
   log('\n== summary ==')
@@ -306,9 +346,16 @@ async function main(): Promise<void> {
   log(`  server RSS baseline ${upload.baselineRssMiB.toFixed(1)} MiB, peak ${upload.peakRssMiB.toFixed(1)} MiB, after ${upload.rssAfterMiB.toFixed(1)} MiB`)
   log(`  growth ${upload.growthMiB.toFixed(1)} MiB (target < ${GROWTH_TARGET_MIB} MiB): ${verdict(upload.met)}`)
 
+  if (workers) {
+    log(`update-check with WEB_CONCURRENCY=1 vs 2 (Redis on, ${workers.cpus} CPUs shared with the load generator):`)
+    log(`  1 worker        ${f(workers.one.requestsPerSecond)} ${f(workers.one.p50Ms)} ${f(workers.one.p99Ms)}`)
+    log(`  2 workers       ${f(workers.two.requestsPerSecond)} ${f(workers.two.p50Ms)} ${f(workers.two.p99Ms)}`)
+    log(`  a second worker gives x${workers.speedup.toFixed(2)}`)
+  }
+
   const loadAverage = { before: loadBefore, after: os.loadavg()[0]! }
   log(`machine 1-min load average: ${loadAverage.before.toFixed(2)} before, ${loadAverage.after.toFixed(2)} after (the benchmark itself adds about 2)`)
-  const results = { generatedAt: new Date().toISOString(), totalSeconds: (Date.now() - started) / 1000, environment, loadAverage, throughput, upload }
+  const results = { generatedAt: new Date().toISOString(), totalSeconds: (Date.now() - started) / 1000, environment, loadAverage, throughput, upload, workers }
   const out = path.join(ROOT, '.tmp', 'bench-results.json')
   fs.mkdirSync(path.dirname(out), { recursive: true })
   fs.writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`)

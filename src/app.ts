@@ -10,12 +10,16 @@ import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { ConfigError, type Config } from './config.js'
 import { migrateToLatest, openDatabase } from './db/index.js'
-import { openFileStore } from './storage/index.js'
+import { openFileStore, type FileStore } from './storage/index.js'
 import { Gate } from './auth/gate.js'
-import { MemoryAttemptLimiter } from './auth/limiter.js'
+import { MemoryAttemptLimiter, type AttemptLimiter } from './auth/limiter.js'
+import { RedisAttemptLimiter } from './auth/redis-limiter.js'
+import { openRedis } from './redis.js'
 import { installAuth } from './auth/plugin.js'
 import { RouteMetrics } from './domain/metrics.js'
-import { LatestCache } from './domain/latest-cache.js'
+import { LatestCache, type UpdateCheckCache } from './domain/latest-cache.js'
+import { RedisLatestCache } from './domain/redis-latest-cache.js'
+import { RedisSnapshotCache } from './domain/redis-snapshot-cache.js'
 import { EventLoopMonitor, MemorySnapshotCache, buildSnapshot, type StatsSnapshot } from './domain/stats.js'
 import { Assets } from './web/assets.js'
 import { installErrorHandling, sendError } from './http/errors.js'
@@ -46,15 +50,19 @@ export const API_VERSION = '1.0.0'
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<App> {
   // Open the backends first: a bad DATABASE_URL or STORAGE_URL must fail before anything listens.
-  if (config.redisUrl) throw new ConfigError('REDIS_URL: Redis is not supported by this build; unset it to run a single instance')
+  // With REDIS_URL, what instances must share lives there (src/redis.ts); without it, in this process.
+  const redis = config.redisUrl ? await openRedis(config.redisUrl) : null
   const assets = Assets.load()
   const db = openDatabase(config.databaseUrl)
-  let store
+  let store: FileStore | undefined
   try {
     await migrateToLatest(db)
     store = openFileStore(config.storageUrl)
+    await store.check?.()
   } catch (error) {
+    await store?.close()
     await db.destroy()
+    await redis?.close()
     throw error
   }
   const gate = await Gate.open(db, config.masterPassword)
@@ -86,13 +94,18 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.decorate('db', db)
   app.decorate('store', store)
   app.decorate('gate', gate)
-  app.decorate('attemptLimiter', new MemoryAttemptLimiter(config.authFailureLimit, config.authFailureWindowMs))
+  app.decorate<AttemptLimiter>('attemptLimiter', redis
+    ? new RedisAttemptLimiter(redis.client, config.authFailureLimit, config.authFailureWindowMs)
+    : new MemoryAttemptLimiter(config.authFailureLimit, config.authFailureWindowMs))
   app.decorate('metrics', new RouteMetrics())
-  app.decorate('latestCache', new LatestCache())
+  app.decorate<UpdateCheckCache>('latestCache', redis ? new RedisLatestCache(redis.client) : new LatestCache())
   app.decorate('generatedMasterPassword', generatedMasterPassword)
   app.decorate('assets', assets)
   const eventLoop = new EventLoopMonitor()
-  const statsCache = new MemorySnapshotCache<StatsSnapshot>(config.statsCacheMs)
+  const statsCache = redis
+    ? new RedisSnapshotCache<StatsSnapshot>(redis.client, config.statsCacheMs)
+    : new MemorySnapshotCache<StatsSnapshot>(config.statsCacheMs)
+  if (redis) redis.onError = (error) => app.log.warn({ err: error }, 'redis connection error; retrying')
   app.decorate('statsSnapshot', () =>
     statsCache.get(() => buildSnapshot({ db, metrics: app.metrics, eventLoop, cacheMs: config.statsCacheMs })))
 
@@ -162,6 +175,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     eventLoop.stop()
     await store.close()
     await db.destroy()
+    await redis?.close()
   })
 
   return app
@@ -177,4 +191,20 @@ function staticSecurityHeaders(config: Config): Record<string, string> {
   // HSTS only means something over HTTPS; a plain-HTTP deployment must not advertise it.
   if (config.baseUrl?.startsWith('https:')) headers['strict-transport-security'] = 'max-age=31536000'
   return headers
+}
+
+/**
+ * What must happen once per site before several workers start (WEB_CONCURRENCY):
+ * migrations, and the generated gate password, so workers do not race on them
+ * and the password is printed once. Returns the generated password, if any.
+ */
+export async function prepareSite(config: Config): Promise<string | null> {
+  const db = openDatabase(config.databaseUrl)
+  try {
+    await migrateToLatest(db)
+    const gate = await Gate.open(db, config.masterPassword)
+    return await gate.ensurePassword()
+  } finally {
+    await db.destroy()
+  }
 }

@@ -9,6 +9,9 @@ import { createApiToken, createUser, setStaff } from './auth/accounts.js'
 import { Gate } from './auth/gate.js'
 import { DomainError } from './domain/errors.js'
 import { createCategory, createTag } from './domain/tags.js'
+import { exportSite, importSite } from './domain/site-transfer.js'
+import { openFileStore } from './storage/index.js'
+import type { Config } from './config.js'
 
 type Options = NonNullable<ParseArgsConfig['options']>
 type Values = Record<string, string | boolean | undefined>
@@ -19,7 +22,7 @@ interface Command {
   positionals: string[]
   options: Options
   required?: string[]
-  run(db: Db, args: string[], values: Values, out: (line: string) => void): Promise<void>
+  run(db: Db, args: string[], values: Values, out: (line: string) => void, config: Config): Promise<void>
 }
 
 const MAX_TOKEN_NAME = 64
@@ -98,6 +101,36 @@ const COMMANDS: Record<string, Command> = {
       }
     },
   },
+  'export': {
+    usage: 'export <dir>',
+    summary: 'write the whole site (every row, every file, with SHA-256s) into a new directory',
+    positionals: ['dir'],
+    options: {},
+    async run(db, [dir], _values, out, config) {
+      const store = openFileStore(config.storageUrl)
+      try {
+        const report = await exportSite(db, store, dir!)
+        out(`exported ${report.rows} rows and ${report.files} files (${report.bytes} bytes) to ${dir}`)
+      } finally {
+        await store.close()
+      }
+    },
+  },
+  'import': {
+    usage: 'import <dir>',
+    summary: 'load an export into this (empty) site, checking every file\'s SHA-256',
+    positionals: ['dir'],
+    options: {},
+    async run(db, [dir], _values, out, config) {
+      const store = openFileStore(config.storageUrl)
+      try {
+        const report = await importSite(db, store, dir!)
+        out(`imported ${report.rows} rows and ${report.files} files (${report.bytes} bytes) from ${dir}; every file's SHA-256 matched`)
+      } finally {
+        await store.close()
+      }
+    },
+  },
 }
 
 function usage(): string {
@@ -144,8 +177,11 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(usage())
     return 0
   }
-  const command = COMMANDS[`${group} ${action ?? ''}`]
+  // Two-word commands ("user create") and one-word ones ("export <dir>").
+  const twoWords = COMMANDS[`${group} ${action ?? ''}`]
+  const command = twoWords ?? COMMANDS[group]
   if (!command) return usageFailure(`unknown command "${[group, action].filter(Boolean).join(' ')}"`)
+  if (!twoWords && action !== undefined) rest.unshift(action)
   if (rest.includes('--help') || rest.includes('-h')) {
     process.stdout.write(`usage: packs ${command.usage}\n  ${command.summary}\n`)
     return 0
@@ -164,7 +200,7 @@ async function main(argv: string[]): Promise<number> {
     const config = loadConfig(process.env)
     db = openDatabase(config.databaseUrl)
     await migrateToLatest(db)
-    await command.run(db, parsed.args, parsed.values, (line) => process.stdout.write(`${line}\n`))
+    await command.run(db, parsed.args, parsed.values, (line) => process.stdout.write(`${line}\n`), config)
     return 0
   } catch (error) {
     if (error instanceof UsageError) return usageFailure(error.message, command)

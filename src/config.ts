@@ -29,6 +29,8 @@ export interface Config {
   /** Fastify's trustProxy: false, true, or a comma-separated list of proxy addresses/CIDRs. */
   trustProxy: boolean | string
   logLevel: string
+  /** Worker processes serving the port (WEB_CONCURRENCY); 1 runs the server in this process. */
+  webConcurrency: number
 }
 
 export class ConfigError extends Error {
@@ -148,5 +150,13 @@ export function loadConfig(env: Env = process.env): Config {
     authFailureWindowMs: withDefault('PACKS_AUTH_FAILURE_WINDOW', (r) => parseDuration('PACKS_AUTH_FAILURE_WINDOW', r), 15 * 60_000),
     trustProxy: withDefault('PACKS_TRUST_PROXY', parseTrustProxy, false),
     logLevel: get('LOG_LEVEL') ?? 'info',
+    webConcurrency: withDefault('WEB_CONCURRENCY', (r) => parseWorkers(r), 1),
   }
+}
+
+/** WEB_CONCURRENCY: how many worker processes share the port; at most 64 (beyond the cores it only adds memory). */
+function parseWorkers(raw: string): number {
+  const workers = parsePositiveInt('WEB_CONCURRENCY', raw)
+  if (workers > 64) throw new ConfigError(`WEB_CONCURRENCY: ${workers} workers is more than 64`)
+  return workers
 }

@@ -1,6 +1,7 @@
 // The admin CLI as scripts use it: `node bin/packs.js …` in a child process on
 // a fresh data directory, its effects checked through the real app built on
-// the same directory.
+// the same directory (and, when PACKS_TEST_DATABASE_URL is set, the same fresh
+// PostgreSQL database: see helpers/database.ts).
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
@@ -13,6 +14,7 @@ import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import type { App } from '../src/http/types.js'
 import { expectError } from './helpers/app.js'
+import { createTestDatabase, type TestDatabase } from './helpers/database.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const GATE = 'env-gate-password'
@@ -23,11 +25,15 @@ interface Run {
   stderr: string
 }
 
+// The site's database when it is not the SQLite file in the data directory.
+let database: TestDatabase = { url: undefined, drop: async () => {} }
+const databaseEnv = (): Record<string, string> => (database.url ? { DATABASE_URL: database.url } : {})
+
 function packs(dataDir: string, args: string[], extraEnv: Record<string, string> = {}): Promise<Run> {
   const env: NodeJS.ProcessEnv = { ...process.env }
   // The CLI must not pick up the runner's own settings.
   for (const name of ['DATABASE_URL', 'STORAGE_URL', 'PORT', 'PACKS_BASE_URL', 'PACKS_MASTER_PASSWORD']) delete env[name]
-  Object.assign(env, { PACKS_DATA_DIR: dataDir }, extraEnv)
+  Object.assign(env, { PACKS_DATA_DIR: dataDir }, databaseEnv(), extraEnv)
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['bin/packs.js', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
     let stdout = ''
@@ -61,7 +67,7 @@ function usageError(run: Run, pattern: RegExp): void {
 }
 
 async function appOn(dataDir: string, masterPassword?: string): Promise<App> {
-  const env: Record<string, string> = { PACKS_DATA_DIR: dataDir }
+  const env: Record<string, string> = { PACKS_DATA_DIR: dataDir, ...databaseEnv() }
   if (masterPassword) env.PACKS_MASTER_PASSWORD = masterPassword
   const app = await buildApp(loadConfig(env), { logger: false, sweep: false })
   await app.ready()
@@ -70,10 +76,12 @@ async function appOn(dataDir: string, masterPassword?: string): Promise<App> {
 
 describe('packs CLI', () => {
   let dataDir: string
-  before(() => {
+  before(async () => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'packs-cli-'))
+    database = await createTestDatabase()
   })
-  after(() => {
+  after(async () => {
+    await database.drop()
     fs.rmSync(dataDir, { recursive: true, force: true })
   })
 
@@ -220,5 +228,10 @@ describe('packs CLI', () => {
 
   test('a bad configuration is one line and exit 1', async () => {
     refused(await packs(dataDir, ['user', 'create', 'frank', '--password', 'frank-password'], { DATABASE_URL: 'mysql://nope' }), /DATABASE_URL/)
+    // Nothing listens on port 1: the refused connection is reported, not a stack.
+    refused(
+      await packs(dataDir, ['user', 'create', 'frank', '--password', 'frank-password'], { DATABASE_URL: 'postgres://packs@127.0.0.1:1/packs' }),
+      /configuration error: DATABASE_URL: cannot connect to the PostgreSQL database: .*ECONNREFUSED/,
+    )
   })
 })

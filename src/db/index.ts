@@ -3,24 +3,72 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import SQLite from 'better-sqlite3'
-import { Kysely, Migrator, SqliteDialect, type Migration, type MigrationProvider } from 'kysely'
+import pg from 'pg'
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration, type MigrationProvider } from 'kysely'
 import { ConfigError } from '../config.js'
 import type { Database } from './schema.js'
 import * as initial from './migrations/2026_11_22_0001_initial.js'
 
 export type Db = Kysely<Database>
 
+export type Engine = 'sqlite' | 'postgres'
+
 // Listed by hand rather than read from the folder so the set is fixed at build
-// time and ordered by name; add new migrations here.
-const migrations: Record<string, Migration> = {
-  '2026_11_22_0001_initial': initial,
+// time and ordered by name; add new migrations here. Each is told the engine,
+// for the few column declarations that must differ (see the initial one).
+function migrationsFor(engine: Engine): Record<string, Migration> {
+  return {
+    '2026_11_22_0001_initial': { up: (db) => initial.up(db, engine), down: initial.down },
+  }
 }
 
-const provider: MigrationProvider = { getMigrations: async () => migrations }
+// Which engine each opened database runs on, for migrateToLatest.
+const engines = new WeakMap<Db, Engine>()
 
 export function openDatabase(databaseUrl: string): Db {
-  if (databaseUrl.startsWith('sqlite:')) return openSqlite(databaseUrl.slice('sqlite:'.length))
-  throw new ConfigError(`DATABASE_URL: only sqlite: is supported by this build`)
+  let db: Db
+  let engine: Engine
+  if (databaseUrl.startsWith('sqlite:')) {
+    db = openSqlite(databaseUrl.slice('sqlite:'.length))
+    engine = 'sqlite'
+  } else if (/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    db = openPostgres(databaseUrl)
+    engine = 'postgres'
+  } else {
+    throw new ConfigError('DATABASE_URL: must be sqlite:<path> or postgres://...')
+  }
+  engines.set(db, engine)
+  return db
+}
+
+const PG_INT8 = 20
+
+/**
+ * pg returns int8 (bigint columns such as files.size) as strings because they
+ * can exceed 2^53; file sizes and row counts never do, and SQLite returns them
+ * as numbers, so both engines give the repositories numbers. A value past
+ * 2^53 fails the query rather than coming back rounded.
+ */
+function parseInt8(value: string): number {
+  const n = Number(value)
+  if (!Number.isSafeInteger(n)) throw new Error(`bigint ${value} does not fit a JavaScript number`)
+  return n
+}
+
+function openPostgres(url: string): Db {
+  const pool = new pg.Pool({
+    connectionString: url,
+    // Without a timeout an unreachable host (packets dropped) would hang start-up forever.
+    connectionTimeoutMillis: 10_000,
+    // Per pool, not pg.types.setTypeParser: nothing else in the process is affected.
+    types: { getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+      oid === PG_INT8 && format !== 'binary' ? parseInt8 : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser },
+  })
+  // An idle connection that the server drops (restart, failover) is reported
+  // here; the pool discards it and the next query opens a new one. Without a
+  // listener the event would crash the process.
+  pool.on('error', () => {})
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
 }
 
 function openSqlite(file: string): Db {
@@ -71,6 +119,15 @@ function withStatementCache(sqlite: SQLite.Database): { prepare(sql: string): SQ
 
 /** Applies pending migrations; throws (never exits quietly) when one fails. */
 export async function migrateToLatest(db: Db): Promise<void> {
+  const engine = engines.get(db) ?? 'sqlite'
+  // A first round trip of its own, so an unreachable server or a refused login
+  // is reported as that, in one line, rather than as a failed migration.
+  try {
+    await sql`select 1`.execute(db)
+  } catch (error) {
+    throw new ConfigError(`DATABASE_URL: cannot connect to the ${engine === 'postgres' ? 'PostgreSQL' : 'SQLite'} database: ${oneLine(error)}`)
+  }
+  const provider: MigrationProvider = { getMigrations: async () => migrationsFor(engine) }
   const migrator = new Migrator({ db, provider })
   const { error, results } = await migrator.migrateToLatest()
   const failed = results?.find((r) => r.status === 'Error')
@@ -79,4 +136,13 @@ export async function migrateToLatest(db: Db): Promise<void> {
     const reason = error instanceof Error ? error.message : String(error ?? 'unknown error')
     throw new ConfigError(`database migration${name} failed: ${reason}`)
   }
+}
+
+/** One line from a driver error; a refused connection to a name with several addresses is an AggregateError with an empty message. */
+function oneLine(error: unknown): string {
+  if (error instanceof AggregateError && error.message === '') {
+    return error.errors.map((e: unknown) => (e instanceof Error ? e.message : String(e))).join('; ')
+  }
+  const message = error instanceof Error ? error.message || ((error as NodeJS.ErrnoException).code ?? error.name) : String(error)
+  return message.split('\n')[0]!
 }

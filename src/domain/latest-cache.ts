@@ -10,7 +10,25 @@ const MAX_PACKS = 10_000
 /** The Host header is the client's to choose; a few origins per pack are real (LAN name, public name), more are not kept. */
 const MAX_ORIGINS_PER_PACK = 8
 
-export class LatestCache {
+/**
+ * What the update-check route uses: LatestCache alone, or RedisLatestCache
+ * (src/domain/redis-latest-cache.ts) when instances share a Redis.
+ */
+export interface UpdateCheckCache {
+  get(packKey: string, origin: string): LatestAnswer | undefined
+  currentGeneration(): number
+  set(packKey: string, origin: string, answer: LatestAnswer, readAtGeneration: number): void
+  /** Drops the pack's answers; when shared, every instance's are dropped before the promise resolves. */
+  invalidate(packKey: string): void | Promise<void>
+  /**
+   * Only when shared: call before `get`, so an answer cached before another
+   * instance changed the pack is dropped. Absent in-process, so the
+   * single-instance path stays synchronous.
+   */
+  readonly revalidate?: (packKey: string) => Promise<void>
+}
+
+export class LatestCache implements UpdateCheckCache {
   /** namespace:pack_id -> origin -> answer (download_url is absolute, so it depends on the origin asked). */
   private readonly answers = new Map<string, Map<string, LatestAnswer>>()
   /** Bumped by every invalidation, so a lookup that raced a publish does not store what it read before it. */

@@ -109,7 +109,8 @@ export async function buildSnapshot(sources: StatsSources, now: number = Date.no
 
 /**
  * Where the snapshot is kept between builds. In-process here; with several
- * instances behind REDIS_URL a shared implementation can take its place.
+ * instances behind REDIS_URL, RedisSnapshotCache (redis-snapshot-cache.ts)
+ * shares one snapshot between them.
  */
 export interface SnapshotCache<T> {
   /** The cached value while it is fresh, else the result of `build` (which is then cached). */

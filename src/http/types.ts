@@ -9,7 +9,7 @@ import type { FileStore } from '../storage/index.js'
 import type { Gate } from '../auth/gate.js'
 import type { AttemptLimiter } from '../auth/limiter.js'
 import type { RouteMetrics } from '../domain/metrics.js'
-import type { LatestCache } from '../domain/latest-cache.js'
+import type { UpdateCheckCache } from '../domain/latest-cache.js'
 import type { StatsSnapshot } from '../domain/stats.js'
 import type { Assets } from '../web/assets.js'
 
@@ -29,7 +29,7 @@ declare module 'fastify' {
     gate: Gate
     attemptLimiter: AttemptLimiter
     metrics: RouteMetrics
-    latestCache: LatestCache
+    latestCache: UpdateCheckCache
     /** The client bundle the pages link to. */
     assets: Assets
     /** The statistics snapshot, built at most once per PACKS_STATS_CACHE window (the API and the staff page share it). */

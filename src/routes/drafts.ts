@@ -101,7 +101,7 @@ export default async function draftsRoutes(app: App): Promise<void> {
   }, async (request, reply) => {
     const key = await publishDraft(app.db, app.store, request.user!, draftId(request.body.draft))
     // The update-check may hold a "not found" for this id from before it existed.
-    app.latestCache.invalidate(packKey(key.namespace, key.packId))
+    await app.latestCache.invalidate(packKey(key.namespace, key.packId))
     const pack = await loadPackDetail(app.db, key.namespace, key.packId)
     if (!pack) throw new NotFound('pack not found')
     return reply.code(201).send(toPack(pack, fileUrls(app.config, request)))

@@ -71,12 +71,15 @@ export default async function packsRoutes(app: App): Promise<void> {
     const { namespace, pack_id: packId } = lowerParams(request.params)
     const key = packKey(namespace, packId)
     const origin = publicOrigin(app.config, request)
-    let answer = app.latestCache.get(key, origin)
+    const cache = app.latestCache
+    // With REDIS_URL: one small read, so a publish through another instance is seen at once.
+    if (cache.revalidate !== undefined) await cache.revalidate(key)
+    let answer = cache.get(key, origin)
     if (answer === undefined) {
-      const generation = app.latestCache.currentGeneration()
+      const generation = cache.currentGeneration()
       const latest = await findLatestVersion(app.db, namespace, packId)
       answer = latest ? latestAnswer(JSON.stringify(toPackLatest(latest, fileUrls(app.config, request)))) : null
-      app.latestCache.set(key, origin, answer, generation)
+      cache.set(key, origin, answer, generation)
     }
     if (answer === null) throw new NotFound('pack not found')
     // Clients may cache, but must ask every time: a new version has to be seen at once.
@@ -132,7 +135,8 @@ export default async function packsRoutes(app: App): Promise<void> {
         versionName: fields.get('version_name'),
         changelog: fields.get('changelog'),
       })
-      app.latestCache.invalidate(packKey(namespace, packId))
+      // Awaited: with REDIS_URL the 201 goes out only once every instance will see the new version.
+      await app.latestCache.invalidate(packKey(namespace, packId))
       const pack = await loadPackDetail(app.db, namespace, packId)
       if (!pack) throw new NotFound('pack not found')
       return reply.code(201).send(toPack(pack, fileUrls(app.config, request)))

@@ -4,6 +4,7 @@
 import type { Readable } from 'node:stream'
 import { ConfigError } from '../config.js'
 import { LocalFileStore } from './local.js'
+import { S3FileStore } from './s3.js'
 
 export interface ByteRange {
   /** First byte, inclusive. */
@@ -25,9 +26,15 @@ export interface FileStore {
   delete(key: string): Promise<void>
   /** Releases connections; the store is not used after. */
   close(): Promise<void>
+  /**
+   * Verifies a remote store is there and ours (a ConfigError otherwise), so a
+   * bad STORAGE_URL fails at start rather than at the first upload.
+   */
+  check?(): Promise<void>
 }
 
 export function openFileStore(storageUrl: string): FileStore {
   if (storageUrl.startsWith('file:')) return new LocalFileStore(storageUrl.slice('file:'.length))
-  throw new ConfigError(`STORAGE_URL: only file: is supported by this build`)
+  if (storageUrl.startsWith('s3:')) return S3FileStore.fromUrl(storageUrl)
+  throw new ConfigError(`STORAGE_URL: "${storageUrl}" must be file:<dir> or s3://<bucket>?endpoint=...&region=...`)
 }

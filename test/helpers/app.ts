@@ -1,5 +1,6 @@
-// Builds the real app on a throwaway data directory (SQLite file, local files)
-// and gives tests ready-made users and credentials.
+// Builds the real app on a throwaway data directory (SQLite file, local files;
+// or a fresh PostgreSQL database when PACKS_TEST_DATABASE_URL is set, see
+// ./database.ts) and gives tests ready-made users and credentials.
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -9,6 +10,9 @@ import { buildApp } from '../../src/app.js'
 import { loadConfig, type Config } from '../../src/config.js'
 import { createApiToken, createUser } from '../../src/auth/accounts.js'
 import type { App } from '../../src/http/types.js'
+import { createTestDatabase } from './database.js'
+import { S3FileStore } from '../../src/storage/s3.js'
+import { bucketContents, s3Bucket, s3Selected } from './s3.js'
 
 export const MASTER_PASSWORD = 'test-master-password'
 
@@ -32,9 +36,24 @@ export interface TestSite {
 
 export async function makeSite(env: Record<string, string> = {}): Promise<TestSite> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'packs-test-'))
-  const config = loadConfig({ PACKS_DATA_DIR: dataDir, PACKS_MASTER_PASSWORD: MASTER_PASSWORD, ...env })
-  const app = await buildApp(config, { logger: false, sweep: false })
-  await app.ready()
+  const database = await createTestDatabase()
+  // PACKS_TEST_STORAGE=s3: files go to a fresh bucket on the local S3 server (./s3.ts).
+  const bucket = s3Selected() && env.STORAGE_URL === undefined ? await s3Bucket() : undefined
+  const config = loadConfig({
+    PACKS_DATA_DIR: dataDir,
+    PACKS_MASTER_PASSWORD: MASTER_PASSWORD,
+    ...(database.url ? { DATABASE_URL: database.url } : {}),
+    ...(bucket ? { STORAGE_URL: bucket.storageUrl } : {}),
+    ...env,
+  })
+  let app: App
+  try {
+    app = await buildApp(config, { logger: false, sweep: false })
+    await app.ready()
+  } catch (error) {
+    await database.drop()
+    throw error
+  }
   return {
     app,
     config,
@@ -48,6 +67,7 @@ export async function makeSite(env: Record<string, string> = {}): Promise<TestSi
     },
     async close() {
       await app.close()
+      await database.drop()
       fs.rmSync(dataDir, { recursive: true, force: true })
     },
   }
@@ -64,8 +84,15 @@ export function expectError(res: LightMyRequestResponse, status: number, detailP
   return body.detail as string
 }
 
-/** Files under the local store, excluding directories: what is really kept on disk. */
-export function storedFiles(site: TestSite): string[] {
+/**
+ * What the site's store really keeps: files under the local store (excluding
+ * directories), or on S3 the bucket's objects and pending multipart uploads.
+ */
+export async function storedFiles(site: Pick<TestSite, 'app' | 'dataDir'>): Promise<string[]> {
+  const store = site.app.store
+  if (store instanceof S3FileStore) {
+    return bucketContents(store.client, store.location.bucket, store.location.prefix)
+  }
   const root = path.join(site.dataDir, 'files')
   if (!fs.existsSync(root)) return []
   return (fs.readdirSync(root, { recursive: true }) as string[])

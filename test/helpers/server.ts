@@ -47,7 +47,7 @@ export interface StartOptions {
 
 // Variables the server reads (CONTRACT §1): a developer's or CI's own settings
 // must not leak into a test's server, which gets exactly what the test gives it.
-const SERVER_VARIABLES = /^(PORT|HOST|PACKS_.*|DATABASE_URL|STORAGE_URL|REDIS_URL|LOG_LEVEL|NODE_TEST_CONTEXT)$/
+const SERVER_VARIABLES = /^(PORT|HOST|PACKS_.*|DATABASE_URL|STORAGE_URL|REDIS_URL|WEB_CONCURRENCY|LOG_LEVEL|NODE_TEST_CONTEXT)$/
 
 function baseEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {}

@@ -190,18 +190,18 @@ describe('DELETE /api/draft/', () => {
   test('removes the draft, its uploads and their stored files', async () => {
     const draft = randomUUID()
     await saveDraft(site, alice, draft, { title: 'Doomed' })
-    const before = storedFiles(site).length
+    const before = (await storedFiles(site)).length
     const a = await upload(site, alice, 'thumbnail', png(), { draft })
     const b = await upload(site, alice, 'version', await datapack(48), { draft })
     const keep = await upload(site, alice, 'media', png())
-    assert.equal(storedFiles(site).length, before + 3)
+    assert.equal((await storedFiles(site)).length, before + 3)
 
     const res = await del(alice, draft)
     assert.equal(res.statusCode, 200)
     assert.deepEqual(res.json(), { success: true })
 
     expectError(await get(alice, draft), 404)
-    assert.equal(storedFiles(site).length, before + 1, 'only the unrelated upload is still stored')
+    assert.equal((await storedFiles(site)).length, before + 1, 'only the unrelated upload is still stored')
     for (const gone of [a, b]) {
       expectError(await site.app.inject({ url: gone.url, headers: alice.headers }), 404)
       const row = await site.app.db.selectFrom('uploads').select('id').where('id', '=', gone.uuid).executeTakeFirst()

@@ -207,20 +207,20 @@ describe('POST /api/packs/{namespace}/{pack_id}/versions/', () => {
   })
 
   test('a duplicate version_name is 409 and leaves no stored file, whatever the part order', async () => {
-    const files = storedFiles(site)
+    const files = await storedFiles(site)
     const packBefore = (await site.app.inject({ url: '/api/packs/alice/versioned/', headers: site.gate })).json() as PackJson
     expectError(await addVersion(alice, 'alice', 'versioned', [filePart(await datapack(48)), { name: 'version_name', value: '1.0' }]), 409, /1\.0/)
     expectError(await addVersion(alice, 'alice', 'versioned', [{ name: 'version_name', value: '1.0' }, filePart(await datapack(48))]), 409, /1\.0/)
-    assert.deepEqual(storedFiles(site), files)
+    assert.deepEqual(await storedFiles(site), files)
     const packAfter = (await site.app.inject({ url: '/api/packs/alice/versioned/', headers: site.gate })).json() as PackJson
     assert.deepEqual(packAfter, packBefore)
   })
 
   test("someone else's pack and unknown packs are 404, nothing stored", async () => {
-    const files = storedFiles(site)
+    const files = await storedFiles(site)
     expectError(await addVersion(bob, 'alice', 'versioned', [{ name: 'version_name', value: 'evil' }, filePart(await datapack(48))]), 404, /pack not found/)
     expectError(await addVersion(alice, 'alice', 'no-such-pack', [{ name: 'version_name', value: 'x' }, filePart(await datapack(48))]), 404)
-    assert.deepEqual(storedFiles(site), files)
+    assert.deepEqual(await storedFiles(site), files)
     const body = (await latest('alice', 'versioned')).json() as Latest
     assert.notEqual(body.version, 'evil')
   })
@@ -231,7 +231,7 @@ describe('POST /api/packs/{namespace}/{pack_id}/versions/', () => {
   })
 
   test('bad input is 400 with nothing stored: not a ZIP, no version_name, no file, stray file part', async () => {
-    const files = storedFiles(site)
+    const files = await storedFiles(site)
     expectError(await addVersion(alice, 'alice', 'versioned', [{ name: 'version_name', value: 'png' }, filePart(png(), 'x.zip')]), 400, /ZIP/)
     expectError(await addVersion(alice, 'alice', 'versioned', [filePart(await datapack(48))]), 400, /version_name/)
     expectError(await addVersion(alice, 'alice', 'versioned', [{ name: 'version_name', value: '   ' }, filePart(await datapack(48))]), 400, /version_name/)
@@ -241,11 +241,11 @@ describe('POST /api/packs/{namespace}/{pack_id}/versions/', () => {
       method: 'POST', url: '/api/packs/alice/versioned/versions/', headers: alice.headers, payload: { version_name: 'json' },
     })
     expectError(json, 400, /multipart/)
-    assert.deepEqual(storedFiles(site), files)
+    assert.deepEqual(await storedFiles(site), files)
   })
 
   test('malformed forms are 400 with nothing stored: cut off, no boundary, two files, a field twice', async () => {
-    const files = storedFiles(site)
+    const files = await storedFiles(site)
     const archive = await datapack(48)
     const raw = (payload: Buffer, contentType: string) => site.app.inject({
       method: 'POST', url: '/api/packs/alice/versioned/versions/', headers: { ...alice.headers, 'content-type': contentType }, payload,
@@ -258,7 +258,7 @@ describe('POST /api/packs/{namespace}/{pack_id}/versions/', () => {
     expectError(await addVersion(alice, 'alice', 'versioned', [
       { name: 'version_name', value: 'one' }, filePart(archive), { name: 'version_name', value: 'other' },
     ]), 400, /more than once/)
-    assert.deepEqual(storedFiles(site), files)
+    assert.deepEqual(await storedFiles(site), files)
     const pack = (await site.app.inject({ url: '/api/packs/alice/versioned/', headers: site.gate })).json() as PackJson
     assert.ok(!pack.versions.some((v) => ['cut', 'two', 'one', 'other'].includes(v.name)))
   })
@@ -276,11 +276,11 @@ describe('POST /api/packs/{namespace}/{pack_id}/versions/', () => {
     try {
       const erin = await small.user('erin')
       await publishPack(small, erin, { title: 'Tiny' }, { archive: await datapack(48) })
-      const files = storedFiles(small)
+      const files = await storedFiles(small)
       const big = await zip({ 'pack.mcmeta': '{}', 'noise.bin': randomBytes(8192) })
       assert.ok(big.length > 2048)
       expectError(await addVersion(erin, 'erin', 'tiny', [{ name: 'version_name', value: 'big' }, filePart(big)], small), 413)
-      assert.deepEqual(storedFiles(small), files)
+      assert.deepEqual(await storedFiles(small), files)
     } finally {
       await small.close()
     }

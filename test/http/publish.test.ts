@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
 import { sql } from 'kysely'
 import { expectError, makeSite, storedFiles, type TestSite, type TestUser } from '../helpers/app.js'
+import { onPostgres } from '../helpers/database.js'
 import { datapack, png, webm, zip } from '../helpers/fixtures.js'
 import { pathOf, publishPack, saveDraft, seedTags, upload, type PackJson } from '../helpers/packs.js'
 
@@ -45,7 +46,7 @@ describe('POST /api/draft/publish/', () => {
     const version = await upload(site, alice, 'version', archive, { draft, filename: 'chateau.zip' })
     const media2 = await upload(site, alice, 'media', webm(), { draft, filename: 'clip.webm' })
     const thumb = await upload(site, alice, 'thumbnail', png(3, 3), { draft })
-    const filesBefore = storedFiles(site).length
+    const filesBefore = (await storedFiles(site)).length
 
     const res = await publish(alice, { draft })
     assert.equal(res.statusCode, 201, res.body)
@@ -92,7 +93,7 @@ describe('POST /api/draft/publish/', () => {
     assert.equal(download.statusCode, 200)
     assert.deepEqual(download.rawPayload, archive)
     expectError(await site.app.inject({ url: oldThumb.url, headers: site.gate }), 404)
-    assert.equal(storedFiles(site).length, filesBefore - 1)
+    assert.equal((await storedFiles(site)).length, filesBefore - 1)
 
     const latest = await site.app.inject({ url: '/api/packs/alice/chateau-builder/latest', headers: site.gate })
     assert.equal(latest.statusCode, 200)
@@ -175,11 +176,11 @@ describe('POST /api/draft/publish/', () => {
     await saveDraft(site, alice, draft, { title: 'TAKEN   name!', version_name: '9' })
     const u = await upload(site, alice, 'version', await datapack(48), { draft })
     const packs = await countRows('packs')
-    const files = storedFiles(site)
+    const files = await storedFiles(site)
 
     expectError(await publish(alice, { draft }), 409, /alice:taken-name/)
     assert.equal(await countRows('packs'), packs)
-    assert.deepEqual(storedFiles(site), files)
+    assert.deepEqual(await storedFiles(site), files)
     const kept = await site.app.inject({ url: `/api/draft/?draft=${draft}`, headers: alice.headers })
     assert.equal(kept.statusCode, 200)
     assert.deepEqual((kept.json() as { uploads: { uuid: string }[] }).uploads.map((x) => x.uuid), [u.uuid])
@@ -198,17 +199,23 @@ describe('POST /api/draft/publish/', () => {
     await upload(site, alice, 'version', await datapack(48), { draft })
     const counts = async () => Promise.all((['packs', 'versions', 'pack_tags', 'pack_media', 'uploads', 'drafts', 'files'] as const).map(countRows))
     const before = await counts()
-    const files = storedFiles(site)
+    const files = await storedFiles(site)
     // The last insert of the publish fails (a trigger stands in for, say, a lost connection).
-    await sql`create trigger fail_versions before insert on versions begin select raise(abort, 'injected failure'); end`.execute(site.app.db)
+    if (onPostgres) {
+      await sql`create function fail_versions() returns trigger language plpgsql as $$ begin raise exception 'injected failure'; end $$`.execute(site.app.db)
+      await sql`create trigger fail_versions before insert on versions for each row execute function fail_versions()`.execute(site.app.db)
+    } else {
+      await sql`create trigger fail_versions before insert on versions begin select raise(abort, 'injected failure'); end`.execute(site.app.db)
+    }
     try {
       const res = await publish(alice, { draft })
       expectError(res, 500, /internal server error/)
     } finally {
-      await sql`drop trigger fail_versions`.execute(site.app.db)
+      await sql`drop trigger fail_versions${onPostgres ? sql` on versions` : sql``}`.execute(site.app.db)
+      if (onPostgres) await sql`drop function fail_versions()`.execute(site.app.db)
     }
     assert.deepEqual(await counts(), before)
-    assert.deepEqual(storedFiles(site), files, 'not even the extra thumbnail was deleted')
+    assert.deepEqual(await storedFiles(site), files, 'not even the extra thumbnail was deleted')
     const res = await publish(alice, { draft })
     assert.equal(res.statusCode, 201, 'the same draft publishes once the fault is gone')
   })

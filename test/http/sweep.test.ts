@@ -33,7 +33,7 @@ describe('sweepExpired', () => {
   test('pending uploads outlive their lifetime only until the sweep; published files are never swept', async () => {
     const pack = await publishPack(site, alice, { title: 'Kept Forever' }, { thumbnail: true })
     const loose = await upload(site, alice, 'thumbnail', png())
-    const filesBefore = storedFiles(site).length
+    const filesBefore = (await storedFiles(site)).length
 
     // Not expired yet (default lifetime 24 h): nothing goes.
     assert.deepEqual(await sweepExpired(site.app.db, site.app.store, site.config.draftTtlMs, Date.now() + HOUR), { uploads: 0, drafts: 0 })
@@ -42,7 +42,7 @@ describe('sweepExpired', () => {
     const swept = await sweepExpired(site.app.db, site.app.store, site.config.draftTtlMs, Date.now() + 25 * HOUR)
     assert.equal(swept.uploads, 1)
     assert.equal(await fileStatus(loose.url), 404)
-    assert.equal(storedFiles(site).length, filesBefore - 1, 'the bytes are gone too')
+    assert.equal((await storedFiles(site)).length, filesBefore - 1, 'the bytes are gone too')
     const deleted = await site.app.inject({ method: 'POST', url: `/api/uploads/${loose.uuid}/delete/`, headers: alice.headers })
     assert.equal(deleted.statusCode, 404, 'the row is gone')
 
@@ -81,10 +81,10 @@ test('a running server sweeps on its own, at PACKS_SWEEP_INTERVAL', async () => 
     const site = { app, gate: { 'x-master-password': MASTER_PASSWORD }, dataDir } as unknown as TestSite
     const user = { headers: { authorization: `Bearer sam ${token}` } } as unknown as TestUser
     const pending = await upload(site, user, 'media', png())
-    assert.equal(storedFiles(site).length, 1)
+    assert.equal((await storedFiles(site)).length, 1)
     const deadline = Date.now() + 5_000
-    while (storedFiles(site).length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50))
-    assert.equal(storedFiles(site).length, 0, 'the expired upload was swept without anyone asking')
+    while ((await storedFiles(site)).length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50))
+    assert.equal((await storedFiles(site)).length, 0, 'the expired upload was swept without anyone asking')
     const res = await app.inject({ url: pathOf(pending.url), headers: { 'x-master-password': MASTER_PASSWORD } })
     assert.equal(res.statusCode, 404)
   } finally {

@@ -29,7 +29,7 @@ function postRaw(site: TestSite, headers: Record<string, string>, payload: Buffe
 async function kept(site: TestSite) {
   const count = async (table: 'files' | 'uploads') =>
     Number((await site.app.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n)
-  return { files: storedFiles(site), fileRows: await count('files'), uploadRows: await count('uploads') }
+  return { files: await storedFiles(site), fileRows: await count('files'), uploadRows: await count('uploads') }
 }
 
 async function expectRejected(site: TestSite, send: () => Promise<Awaited<ReturnType<typeof post>>>, status: number, detail?: RegExp) {
@@ -436,12 +436,12 @@ describe('POST /api/uploads/{upload_uuid}/delete/', () => {
 
   test('the owner deletes: success, the file is gone from the site and from storage', async () => {
     const mine = await upload(alice)
-    assert.equal(storedFiles(site).length, 1)
+    assert.equal((await storedFiles(site)).length, 1)
     const res = await remove(alice.headers, mine.uuid)
     assert.equal(res.statusCode, 200, res.body)
     assert.deepEqual(res.json(), { success: true })
     expectError(await site.app.inject({ method: 'GET', url: mine.url, headers: site.gate }), 404)
-    assert.deepEqual(storedFiles(site), [])
+    assert.deepEqual(await storedFiles(site), [])
     assert.deepEqual(await kept(site), { files: [], fileRows: 0, uploadRows: 0 })
     // Deleting again: it is gone.
     expectError(await remove(alice.headers, mine.uuid), 404)

@@ -105,3 +105,13 @@ describe('loadConfig', () => {
     rejects({ PACKS_AUTH_FAILURE_LIMIT: '0' }, 'PACKS_AUTH_FAILURE_LIMIT')
   })
 })
+
+describe('WEB_CONCURRENCY', () => {
+  test('one process by default; a positive count of workers, at most 64', () => {
+    assert.equal(loadConfig({}).webConcurrency, 1)
+    assert.equal(loadConfig({ WEB_CONCURRENCY: '4' }).webConcurrency, 4)
+    rejects({ WEB_CONCURRENCY: '0' }, 'WEB_CONCURRENCY')
+    rejects({ WEB_CONCURRENCY: 'two' }, 'WEB_CONCURRENCY')
+    rejects({ WEB_CONCURRENCY: '65' }, 'WEB_CONCURRENCY')
+  })
+})

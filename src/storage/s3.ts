@@ -1,0 +1,186 @@
+import type { Readable } from 'node:stream'
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  S3Client,
+  S3ServiceException,
+} from '@aws-sdk/client-s3'
+import { Upload } from '@aws-sdk/lib-storage'
+import { ConfigError } from '../config.js'
+import type { ByteRange, FileStore } from './index.js'
+
+const SAFE_KEY = /^[A-Za-z0-9][A-Za-z0-9._-]*$/
+// S3's bucket naming rules (3-63 lowercase letters, digits, dots and hyphens).
+const BUCKET_NAME = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/
+const KNOWN_PARAMS = new Set(['endpoint', 'region', 'path_style', 'prefix'])
+
+/** 5 MiB is S3's smallest allowed part; with two parts in flight an upload holds about 15 MiB at most. */
+export const PART_SIZE = 5 * 1024 * 1024
+const QUEUE_SIZE = 2
+
+export interface S3Location {
+  bucket: string
+  /** Prepended to every key; empty or ending in '/'. */
+  prefix: string
+  region: string
+  endpoint: string | undefined
+  pathStyle: boolean
+}
+
+/**
+ * Reads `s3://bucket?endpoint=http://host:9000&region=us-east-1&path_style=true&prefix=packs/`.
+ * Unknown parameters are refused so a typo is not silently ignored.
+ */
+export function parseS3Url(raw: string, env: NodeJS.ProcessEnv = process.env): S3Location {
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    throw new ConfigError(`STORAGE_URL: "${raw}" is not a valid s3://<bucket>?endpoint=...&region=... URL`)
+  }
+  const bucket = url.hostname
+  if (url.protocol !== 's3:' || !BUCKET_NAME.test(bucket)) {
+    throw new ConfigError(`STORAGE_URL: "${raw}" must name a bucket (3-63 lowercase letters, digits, dots, hyphens): s3://<bucket>?endpoint=...`)
+  }
+  if (url.username || url.password || url.port || (url.pathname !== '' && url.pathname !== '/')) {
+    throw new ConfigError(`STORAGE_URL: "${raw}" must be s3://<bucket> with options as query parameters (prefix=... for a key prefix; credentials come from AWS_* variables)`)
+  }
+  for (const name of url.searchParams.keys()) {
+    if (!KNOWN_PARAMS.has(name)) throw new ConfigError(`STORAGE_URL: unknown parameter "${name}" (known: ${[...KNOWN_PARAMS].join(', ')})`)
+  }
+  const params = url.searchParams
+  const endpointRaw = params.get('endpoint') ?? undefined
+  let endpoint: string | undefined
+  if (endpointRaw !== undefined) {
+    let parsed: URL | undefined
+    try {
+      parsed = new URL(endpointRaw)
+    } catch {
+      parsed = undefined
+    }
+    if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || !parsed.hostname) {
+      throw new ConfigError(`STORAGE_URL: endpoint "${endpointRaw}" must be an http:// or https:// URL`)
+    }
+    endpoint = endpointRaw
+  }
+  const pathStyleRaw = params.get('path_style')
+  if (pathStyleRaw !== null && pathStyleRaw !== 'true' && pathStyleRaw !== 'false') {
+    throw new ConfigError(`STORAGE_URL: path_style must be true or false, not "${pathStyleRaw}"`)
+  }
+  // Self-hosted S3-compatible servers rarely have wildcard DNS for bucket
+  // subdomains, so an explicit endpoint defaults to path-style addressing.
+  const pathStyle = pathStyleRaw === null ? endpoint !== undefined : pathStyleRaw === 'true'
+  const region = params.get('region') || env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1'
+  const prefixRaw = (params.get('prefix') ?? '').replace(/^\/+/, '')
+  const prefix = prefixRaw === '' || prefixRaw.endsWith('/') ? prefixRaw : `${prefixRaw}/`
+  return { bucket, prefix, region, endpoint, pathStyle }
+}
+
+/**
+ * Files in an S3-compatible object store. A put is a streamed multipart upload
+ * (never the whole file in memory) that only becomes an object when it
+ * completes; if the source fails the multipart upload is aborted, so nothing
+ * appears under the key. Credentials come from the SDK's default chain
+ * (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN, profiles, ...).
+ */
+export class S3FileStore implements FileStore {
+  readonly location: S3Location
+  readonly client: S3Client
+
+  constructor(location: S3Location) {
+    this.location = location
+    // The SDK warns once on Node 20 that its releases after January 2027 need
+    // Node 22; the lockfile pins this one, and the notice would come before
+    // every start-up line. An operator who sets the variable keeps their choice.
+    process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true'
+    this.client = new S3Client({
+      region: location.region,
+      ...(location.endpoint ? { endpoint: location.endpoint } : {}),
+      forcePathStyle: location.pathStyle,
+      // The SDK's newer default adds CRC32 checksums (and aws-chunked bodies)
+      // that many S3-compatible servers do not understand; S3 itself does not need them.
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+      // A black-holed endpoint must not hang start-up or a request for minutes.
+      requestHandler: { connectionTimeout: 5000 },
+    })
+  }
+
+  static fromUrl(raw: string): S3FileStore {
+    return new S3FileStore(parseS3Url(raw))
+  }
+
+  /** The object key a FileStore key is stored under. */
+  objectKey(key: string): string {
+    if (!SAFE_KEY.test(key)) throw new Error(`invalid storage key: ${key}`)
+    return this.location.prefix + key
+  }
+
+  /** Fails with one ConfigError line when the bucket is missing, unreachable or not ours. */
+  async check(): Promise<void> {
+    const { bucket } = this.location
+    const where = this.location.endpoint ?? `region ${this.location.region}`
+    try {
+      await this.client.send(new HeadBucketCommand({ Bucket: bucket }))
+    } catch (error) {
+      const status = error instanceof S3ServiceException ? error.$metadata.httpStatusCode : undefined
+      const err = error as Error & { code?: string }
+      let reason: string
+      if (status === 404) reason = `bucket "${bucket}" does not exist at ${where}`
+      else if (status === 403 || status === 401) reason = `access to bucket "${bucket}" at ${where} was refused (check AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY)`
+      else if (err.name === 'CredentialsProviderError') reason = `no AWS credentials found (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)`
+      else if (status !== undefined) reason = `bucket "${bucket}" at ${where} answered HTTP ${status}`
+      else reason = `cannot reach ${where} for bucket "${bucket}" (${err.code ?? err.name}: ${err.message})`
+      throw new ConfigError(`STORAGE_URL: ${reason}`)
+    }
+  }
+
+  async put(key: string, body: Readable): Promise<void> {
+    const upload = new Upload({
+      client: this.client,
+      params: { Bucket: this.location.bucket, Key: this.objectKey(key), Body: body },
+      partSize: PART_SIZE,
+      queueSize: QUEUE_SIZE,
+      leavePartsOnError: false,
+    })
+    // The caller needs the source's own error (e.g. "over the size limit"),
+    // not whatever the abort of the multipart upload reported after it.
+    let sourceError: unknown
+    const onError = (error: unknown) => { sourceError ??= error }
+    body.once('error', onError)
+    try {
+      await upload.done()
+    } catch (error) {
+      body.destroy()
+      throw sourceError ?? error
+    } finally {
+      body.off('error', onError)
+    }
+  }
+
+  async get(key: string, range?: ByteRange): Promise<Readable> {
+    try {
+      const response = await this.client.send(new GetObjectCommand({
+        Bucket: this.location.bucket,
+        Key: this.objectKey(key),
+        ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}),
+      }))
+      return response.Body as Readable
+    } catch (error) {
+      if (error instanceof S3ServiceException && (error.name === 'NoSuchKey' || error.$metadata.httpStatusCode === 404)) {
+        // Same shape as a missing local file, which callers already handle.
+        throw Object.assign(new Error(`no stored object for ${key}`), { code: 'ENOENT' })
+      }
+      throw error
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    await this.client.send(new DeleteObjectCommand({ Bucket: this.location.bucket, Key: this.objectKey(key) }))
+  }
+
+  async close(): Promise<void> {
+    this.client.destroy()
+  }
+}

@@ -1,0 +1,210 @@
+// Moving a whole site: `packs export <dir>` from one site, `packs import <dir>`
+// into a new one, and back. Every row of every table and every file's SHA-256
+// must be the same on the other side, and the moved site must work: tokens,
+// passwords, sessions and the gate password included.
+import { after, before, describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { createHash, randomUUID } from 'node:crypto'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { openDatabase, type Db } from '../../src/db/index.js'
+import { TABLES } from '../../src/domain/site-transfer.js'
+import { openFileStore } from '../../src/storage/index.js'
+import { createTestDatabase, TEST_DATABASE_URL, type TestDatabase } from '../helpers/database.js'
+import { seedDemoSite, type DemoSite } from '../helpers/demo.js'
+import { s3Bucket } from '../helpers/s3.js'
+import { png } from '../helpers/fixtures.js'
+import { runCli, startServer, tempDataDir, type RunningServer } from '../helpers/server.js'
+
+const SITE_PASSWORD = 'transfer-site-password'
+
+interface Backend {
+  name: string
+  env: Record<string, string>
+  databaseUrl: string
+  storageUrl: string
+}
+
+/** A site on SQLite and the local disk in a fresh data directory. */
+function embeddedBackend(): Backend {
+  const dataDir = tempDataDir()
+  return {
+    name: 'SQLite + disk',
+    env: { PACKS_DATA_DIR: dataDir },
+    databaseUrl: `sqlite:${path.join(dataDir, 'packs.db')}`,
+    storageUrl: `file:${path.join(dataDir, 'files')}`,
+  }
+}
+
+const dropLater: TestDatabase[] = []
+
+/**
+ * The scaled-out site: a fresh PostgreSQL database and a fresh bucket on the
+ * local S3-compatible server. Only in the PostgreSQL pass of the suite
+ * (scripts/with-postgres.sh); elsewhere the move goes to another embedded site.
+ */
+async function scaledBackend(): Promise<Backend> {
+  if (!TEST_DATABASE_URL) return embeddedBackend()
+  const database = await createTestDatabase()
+  dropLater.push(database)
+  const bucket = await s3Bucket()
+  return {
+    name: 'PostgreSQL + S3',
+    env: { PACKS_DATA_DIR: tempDataDir(), DATABASE_URL: database.url!, STORAGE_URL: bucket.storageUrl },
+    databaseUrl: database.url!,
+    storageUrl: bucket.storageUrl,
+  }
+}
+
+async function sha256(stream: NodeJS.ReadableStream): Promise<string> {
+  const hash = createHash('sha256')
+  for await (const chunk of stream) hash.update(chunk as Buffer)
+  return hash.digest('hex')
+}
+
+interface Snapshot {
+  rows: Record<string, string[]>
+  files: Record<string, string>
+}
+
+/** Every row of every table (as sorted JSON lines) and every stored file's SHA-256, read straight from the backends. */
+async function snapshot(backend: Backend): Promise<Snapshot> {
+  const db: Db = openDatabase(backend.databaseUrl)
+  const store = openFileStore(backend.storageUrl)
+  try {
+    const rows: Record<string, string[]> = {}
+    for (const table of TABLES) {
+      const all = await db.selectFrom(table).selectAll().execute()
+      rows[table] = all.map((row) => JSON.stringify(Object.fromEntries(Object.entries(row).sort(([a], [b]) => a.localeCompare(b))))).sort()
+    }
+    const files: Record<string, string> = {}
+    for (const file of await db.selectFrom('files').select(['id', 'storage_key']).execute()) {
+      files[file.id] = await sha256(await store.get(file.storage_key))
+    }
+    return { rows, files }
+  } finally {
+    await store.close()
+    await db.destroy()
+  }
+}
+
+async function cli(args: string[], backend: Backend): Promise<string> {
+  const result = await runCli(args, undefined, { ...backend.env, PACKS_MASTER_PASSWORD: undefined })
+  assert.equal(result.code, 0, `packs ${args.join(' ')}: ${result.stderr}`)
+  return result.stdout
+}
+
+describe('moving a site between backends', () => {
+  const source = embeddedBackend()
+  let server: RunningServer
+  let demo: DemoSite
+  let sessionCookie: string
+  let before_: Snapshot
+  const exportDirs: string[] = []
+
+  before(async () => {
+    // The gate password is the stored one (no PACKS_MASTER_PASSWORD), so it has to travel with the site.
+    await cli(['master-password', 'set', SITE_PASSWORD], source)
+    server = await startServer({ env: { ...source.env } })
+    demo = await seedDemoSite(server)
+    // A pending upload that never reached a pack, and a live browser session.
+    const form = new FormData()
+    form.set('kind', 'media')
+    form.set('draft_uuid', randomUUID())
+    form.set('file', new Blob([new Uint8Array(png(4, 4, [1, 2, 3]))]), 'pending.png')
+    const pending = await fetch(`${server.url}/api/uploads/`, { method: 'POST', headers: demo.creator.headers, body: form })
+    assert.equal(pending.status, 200, await pending.text())
+    const login = await fetch(`${server.url}/login/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-master-password': SITE_PASSWORD },
+      body: JSON.stringify({ username: demo.creator.username, password: demo.creator.password }),
+    })
+    assert.equal(login.status, 200, await login.text())
+    sessionCookie = /packs_session=[^;]+/.exec(login.headers.get('set-cookie') ?? '')![0]
+    await server.stop()
+    before_ = await snapshot(source)
+  })
+  after(async () => {
+    for (const dir of exportDirs) fs.rmSync(dir, { recursive: true, force: true })
+    for (const database of dropLater) await database.drop()
+  })
+
+  function newExportDir(): string {
+    const dir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'packs-export-')), 'site')
+    exportDirs.push(path.dirname(dir))
+    return dir
+  }
+
+  async function move(from: Backend, to: Backend): Promise<void> {
+    const dir = newExportDir()
+    assert.match(await cli(['export', dir], from), /exported \d+ rows and \d+ files/)
+    assert.match(await cli(['import', dir], to), /every file's SHA-256 matched/)
+  }
+
+  test('the filled site has something in every table', () => {
+    for (const table of TABLES) assert.ok(before_.rows[table]!.length > 0, `${table} has rows`)
+    assert.ok(Object.keys(before_.files).length >= 13, 'thumbnails, media, versions and the pending upload are stored')
+  })
+
+  test(`there and back (${TEST_DATABASE_URL ? 'SQLite + disk -> PostgreSQL + S3 -> SQLite + disk' : 'between two embedded sites'}): every row and every file SHA-256 is the same, and the moved site works`, async () => {
+    const target = await scaledBackend()
+    await move(source, target)
+    assert.deepEqual(await snapshot(target), before_)
+
+    const moved = await startServer({ env: { ...target.env } })
+    try {
+      const me = await fetch(`${moved.url}/api/me/`, { headers: demo.creator.headers })
+      assert.equal(me.status, 200, 'the API token still works')
+      const session = await fetch(`${moved.url}/api/me/`, { headers: { cookie: sessionCookie } })
+      assert.equal(session.status, 200, 'the browser session still works')
+      const login = await fetch(`${moved.url}/login/`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-master-password': SITE_PASSWORD },
+        body: JSON.stringify({ username: demo.staff.username, password: demo.staff.password }),
+      })
+      assert.equal(login.status, 200, 'the password and the stored gate password still work')
+      const [namespace, packId] = demo.packs[0]!.split(':')
+      const latest = await fetch(`${moved.url}/api/packs/${namespace}/${packId}/latest`, { headers: { 'x-master-password': SITE_PASSWORD } })
+      const body = (await latest.json()) as { download_url: string }
+      const download = await fetch(body.download_url, { headers: { 'x-master-password': SITE_PASSWORD } })
+      assert.equal(download.status, 200)
+    } finally {
+      await moved.stop()
+    }
+
+    // Using the moved site changed it (a sign-in, a token's last use): the way back carries that too.
+    const used = await snapshot(target)
+    assert.equal(used.rows.sessions!.length, before_.rows.sessions!.length + 1)
+    const back = embeddedBackend()
+    await move(target, back)
+    assert.deepEqual(await snapshot(back), used)
+  })
+
+  test('an import refuses a site that is not empty, and a changed file is caught by its SHA-256', async () => {
+    const dir = newExportDir()
+    await cli(['export', dir], source)
+    const refused = await runCli(['import', dir], undefined, source.env)
+    assert.equal(refused.code, 1)
+    assert.match(refused.stderr, /^packs: the target site is not empty/)
+
+    const fileId = Object.keys(before_.files)[0]!
+    fs.appendFileSync(path.join(dir, 'files', fileId), 'tampered')
+    const target = embeddedBackend()
+    const tampered = await runCli(['import', dir], undefined, target.env)
+    assert.equal(tampered.code, 1)
+    assert.match(tampered.stderr, new RegExp(`file ${fileId}: SHA-256 [0-9a-f]{64} .* does not match`))
+    const after = await snapshot(target)
+    assert.equal(after.rows.users!.length, 0, 'no rows were imported')
+    assert.deepEqual(after.files, {}, 'no files were left behind')
+  })
+
+  test('export refuses a directory that is not empty', async () => {
+    const dir = newExportDir()
+    fs.mkdirSync(dir, { recursive: true })
+    fs.writeFileSync(path.join(dir, 'something'), 'x')
+    const result = await runCli(['export', dir], undefined, source.env)
+    assert.equal(result.code, 1)
+    assert.match(result.stderr, /is not empty/)
+  })
+})

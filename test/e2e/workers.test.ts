@@ -1,0 +1,41 @@
+// WEB_CONCURRENCY=N: N worker processes behind one port, started by `npm start`.
+import { after, before, describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { spawnSync } from 'node:child_process'
+import { redisSkip, startRedis, type RedisServer } from '../helpers/redis.js'
+import { startExpectingFailure, startServer, type RunningServer } from '../helpers/server.js'
+
+test('several workers without Redis are refused at start with one line: they could not share caches and limits', async () => {
+  const result = await startExpectingFailure({ WEB_CONCURRENCY: '2', REDIS_URL: undefined })
+  assert.equal(result.code, 1)
+  assert.equal(result.stderr.trim(), 'packs: configuration error: WEB_CONCURRENCY=2 needs REDIS_URL: workers share the update-check cache, failed-attempt counts and statistics through Redis')
+})
+
+describe('WEB_CONCURRENCY=2 with Redis', { skip: redisSkip }, () => {
+  let redis: RedisServer
+  let server: RunningServer
+
+  before(async () => {
+    redis = await startRedis()
+    server = await startServer({ env: { WEB_CONCURRENCY: '2', REDIS_URL: redis.url, PACKS_MASTER_PASSWORD: undefined } })
+  })
+  after(async () => {
+    await server?.stop().catch(() => {})
+    await redis?.stop()
+  })
+
+  test('two workers serve one port; the generated password is printed once; SIGTERM stops them all', async () => {
+    // Workers run the same command line as the primary (tsx's esbuild helper is another child, not a worker).
+    const workers = spawnSync('pgrep', ['-P', String(server.child.pid), '-f', 'src/server.ts'], { encoding: 'utf8' }).stdout.trim().split('\n').filter(Boolean)
+    assert.equal(workers.length, 2, `two worker processes under the primary: ${workers.join(', ')}`)
+    assert.equal(server.stdout().match(/Site password: /g)?.length, 1, 'printed once, by the primary')
+    const password = /Site password: (\S+)/.exec(server.stdout())![1]!
+    // Many requests over fresh connections land on both workers, all answered.
+    const answers = await Promise.all(Array.from({ length: 40 }, () =>
+      fetch(`${server.url}/api/tags/autocomplete/`, { headers: { 'x-master-password': password, connection: 'close' } }).then((r) => r.status)))
+    assert.deepEqual(new Set(answers), new Set([200]))
+    const exit = await server.stop()
+    assert.equal(exit.code, 0)
+    for (const pid of workers) assert.throws(() => process.kill(Number(pid), 0), 'worker is gone')
+  })
+})

@@ -1,0 +1,165 @@
+// RedisAttemptLimiter, the Redis snapshot cache and the Redis connection, against a real redis-server.
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { RedisAttemptLimiter } from '../../src/auth/redis-limiter.js'
+import { ConfigError } from '../../src/config.js'
+import { RedisLatestCache } from '../../src/domain/redis-latest-cache.js'
+import { RedisSnapshotCache } from '../../src/domain/redis-snapshot-cache.js'
+import { openRedis, type RedisConnection } from '../../src/redis.js'
+import { redisSkip, startRedis, type RedisServer } from '../helpers/redis.js'
+
+describe('Redis shared state', { skip: redisSkip }, () => {
+  let server: RedisServer
+  // Two connections, as two instances would have.
+  let a: RedisConnection
+  let b: RedisConnection
+  before(async () => {
+    server = await startRedis()
+    a = await openRedis(server.url)
+    b = await openRedis(server.url)
+  })
+  after(async () => {
+    await a?.close()
+    await b?.close()
+    await server?.stop()
+  })
+
+  describe('RedisAttemptLimiter', () => {
+    test('blocks an address after maxFailures in the window, counted across instances', async () => {
+      const one = new RedisAttemptLimiter(a.client, 3, 60_000)
+      const two = new RedisAttemptLimiter(b.client, 3, 60_000)
+      await one.recordFailure('10.1.0.1')
+      await two.recordFailure('10.1.0.1')
+      assert.equal(await one.retryAfter('10.1.0.1'), 0, 'two failures of three: not blocked yet')
+      await one.recordFailure('10.1.0.1')
+      for (const limiter of [one, two]) {
+        const retry = await limiter.retryAfter('10.1.0.1')
+        assert.ok(retry > 55 && retry <= 60, `Retry-After ${retry} s is what remains of the 60 s window`)
+      }
+      assert.equal(await two.retryAfter('10.1.0.2'), 0, 'another address is not affected')
+    })
+
+    test('the window is fixed from the first failure and ends by itself', async () => {
+      const limiter = new RedisAttemptLimiter(a.client, 2, 400)
+      await limiter.recordFailure('10.1.0.3')
+      await sleep(200)
+      await limiter.recordFailure('10.1.0.3')
+      assert.equal(await limiter.retryAfter('10.1.0.3'), 1, 'under a second left rounds up to 1 s')
+      // The second failure did not extend the window: 400 ms after the first, it is over.
+      await sleep(250)
+      assert.equal(await limiter.retryAfter('10.1.0.3'), 0)
+      await limiter.recordFailure('10.1.0.3')
+      assert.equal(await limiter.retryAfter('10.1.0.3'), 0, 'a new window counts from one')
+    })
+
+    test('concurrent first failures from two instances all count and the key expires', async () => {
+      const one = new RedisAttemptLimiter(a.client, 10, 60_000)
+      const two = new RedisAttemptLimiter(b.client, 10, 60_000)
+      await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? one : two).recordFailure('10.1.0.4')))
+      assert.ok((await one.retryAfter('10.1.0.4')) > 0)
+      const ttl = await a.client.pTTL('packs:auth-failures:10.1.0.4')
+      assert.ok(ttl > 0 && ttl <= 60_000, `the counter expires (PTTL ${ttl})`)
+    })
+  })
+
+  describe('RedisSnapshotCache', () => {
+    test('two instances missing together build once and get the same snapshot', async () => {
+      let builds = 0
+      const build = async () => {
+        builds += 1
+        await sleep(100)
+        return { generated_at: new Date().toISOString(), builds }
+      }
+      const one = new RedisSnapshotCache<{ generated_at: string; builds: number }>(a.client, 2000, 'test-once')
+      const two = new RedisSnapshotCache<{ generated_at: string; builds: number }>(b.client, 2000, 'test-once')
+      const results = await Promise.all([one.get(build), two.get(build), one.get(build), two.get(build)])
+      assert.equal(builds, 1)
+      for (const result of results) assert.deepEqual(result, results[0])
+      assert.deepEqual(await two.get(build), results[0], 'a later call within the window reads the stored snapshot')
+      assert.equal(builds, 1)
+    })
+
+    test('after the window a new snapshot is built', async () => {
+      let builds = 0
+      const build = async () => ({ n: ++builds })
+      const cache = new RedisSnapshotCache<{ n: number }>(a.client, 150, 'test-window')
+      assert.deepEqual(await cache.get(build), { n: 1 })
+      assert.deepEqual(await new RedisSnapshotCache<{ n: number }>(b.client, 150, 'test-window').get(build), { n: 1 })
+      await sleep(200)
+      assert.deepEqual(await cache.get(build), { n: 2 })
+    })
+
+    test('a failed build frees the lock: the next call builds', async () => {
+      const cache = new RedisSnapshotCache<{ ok: boolean }>(a.client, 2000, 'test-failure')
+      await assert.rejects(cache.get(async () => { throw new Error('database down') }), /database down/)
+      assert.equal(await a.client.exists('packs:test-failure:building'), 0)
+      assert.deepEqual(await new RedisSnapshotCache<{ ok: boolean }>(b.client, 2000, 'test-failure').get(async () => ({ ok: true })), { ok: true })
+    })
+  })
+
+  describe('RedisLatestCache', () => {
+    const answer = (version: string) => ({ body: `{"version":"${version}"}`, etag: `"${version}"` })
+
+    test('an answer cached on one instance is dropped once another instance invalidates the pack', async () => {
+      const one = new RedisLatestCache(a.client)
+      const two = new RedisLatestCache(b.client)
+      await two.revalidate('ns:p1')
+      two.set('ns:p1', 'http://x', answer('v1'), two.currentGeneration())
+      await two.revalidate('ns:p1')
+      assert.deepEqual(two.get('ns:p1', 'http://x'), answer('v1'), 'nothing changed: the answer is served from memory')
+      await two.revalidate('ns:p2')
+      two.set('ns:p2', 'http://x', answer('other'), two.currentGeneration())
+
+      await one.invalidate('ns:p1')
+      await two.revalidate('ns:p1')
+      assert.equal(two.get('ns:p1', 'http://x'), undefined)
+      await two.revalidate('ns:p2')
+      assert.deepEqual(two.get('ns:p2', 'http://x'), answer('other'), 'other packs keep their answers')
+    })
+
+    test('a lookup that read the database before a remote change does not store its stale answer', async () => {
+      const one = new RedisLatestCache(a.client)
+      const two = new RedisLatestCache(b.client)
+      await two.revalidate('ns:p3')
+      const readAt = two.currentGeneration()
+      // ...the database read is in flight when another instance publishes and a second request here revalidates.
+      await one.invalidate('ns:p3')
+      await two.revalidate('ns:p3')
+      two.set('ns:p3', 'http://x', answer('old'), readAt)
+      assert.equal(two.get('ns:p3', 'http://x'), undefined)
+    })
+
+    test('a Redis that lost its data (restart without persistence) still invalidates', async () => {
+      const two = new RedisLatestCache(b.client)
+      await new RedisLatestCache(a.client).invalidate('ns:p4')
+      await two.revalidate('ns:p4')
+      two.set('ns:p4', 'http://x', answer('v1'), two.currentGeneration())
+      await a.client.del('packs:latest:stamps')
+      await two.revalidate('ns:p4')
+      assert.equal(two.get('ns:p4', 'http://x'), undefined)
+    })
+  })
+
+  describe('openRedis', () => {
+    test('an unreachable server is a one-line ConfigError', async () => {
+      // The server's port once it is stopped is certain to refuse; take a fresh one.
+      const gone = await startRedis()
+      await gone.stop()
+      await assert.rejects(openRedis(gone.url), (error: Error) => {
+        assert.ok(error instanceof ConfigError)
+        assert.match(error.message, /^REDIS_URL: cannot connect to redis:\/\/127\.0\.0\.1:\d+: .*ECONNREFUSED/)
+        assert.ok(!error.message.includes('\n'))
+        return true
+      })
+    })
+
+    test('a URL that is not redis:// is a ConfigError that hides the password', async () => {
+      await assert.rejects(openRedis('http://user:secret@host'), (error: Error) => {
+        assert.ok(error instanceof ConfigError)
+        assert.equal(error.message, 'REDIS_URL: "http://user:***@host" must be redis://[user:password@]host[:port][/db] or rediss://...')
+        return true
+      })
+    })
+  })
+})
