@@ -10,7 +10,7 @@ import { Gate } from './auth/gate.js'
 import { DomainError } from './domain/errors.js'
 import { createCategory, createTag } from './domain/tags.js'
 import { exportSite, importSite } from './domain/site-transfer.js'
-import { openFileStore } from './storage/index.js'
+import { openFileStore, type FileStore } from './storage/index.js'
 import type { Config } from './config.js'
 
 type Options = NonNullable<ParseArgsConfig['options']>
@@ -107,13 +107,8 @@ const COMMANDS: Record<string, Command> = {
     positionals: ['dir'],
     options: {},
     async run(db, [dir], _values, out, config) {
-      const store = openFileStore(config.storageUrl)
-      try {
-        const report = await exportSite(db, store, dir!)
-        out(`exported ${report.rows} rows and ${report.files} files (${report.bytes} bytes) to ${dir}`)
-      } finally {
-        await store.close()
-      }
+      const report = await withFileStore(config, (store) => exportSite(db, store, dir!))
+      out(`exported ${report.rows} rows and ${report.files} files (${report.bytes} bytes) to ${dir}`)
     },
   },
   'import': {
@@ -122,15 +117,21 @@ const COMMANDS: Record<string, Command> = {
     positionals: ['dir'],
     options: {},
     async run(db, [dir], _values, out, config) {
-      const store = openFileStore(config.storageUrl)
-      try {
-        const report = await importSite(db, store, dir!)
-        out(`imported ${report.rows} rows and ${report.files} files (${report.bytes} bytes) from ${dir}; every file's SHA-256 matched`)
-      } finally {
-        await store.close()
-      }
+      const report = await withFileStore(config, (store) => importSite(db, store, dir!))
+      out(`imported ${report.rows} rows and ${report.files} files (${report.bytes} bytes) from ${dir}; every file's SHA-256 matched`)
     },
   },
+}
+
+/** The configured store, checked as the server checks it at start, closed after `use`. */
+async function withFileStore<T>(config: Config, use: (store: FileStore) => Promise<T>): Promise<T> {
+  const store = openFileStore(config.storageUrl)
+  try {
+    await store.check?.()
+    return await use(store)
+  } finally {
+    await store.close()
+  }
 }
 
 function usage(): string {
