@@ -1,7 +1,7 @@
 // The one place where errors become responses. Every error under /api/ is
 // JSON `{ "detail": "..." }`; a 401 always carries WWW-Authenticate; a 5xx
 // never shows an internal message.
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyError, FastifyReply } from 'fastify'
 import FindMyWay, { type HTTPMethod } from 'find-my-way'
 import { DomainError, TooManyRequests } from '../domain/errors.js'
 import type { App } from './types.js'
@@ -18,7 +18,7 @@ export function sendError(reply: FastifyReply, status: number, detail: string): 
   const hasBody = (request.headers['content-length'] ?? '0') !== '0' || request.headers['transfer-encoding'] !== undefined
   if (hasBody && !request.raw.complete) reply.header('connection', 'close')
   // A browser navigating to a page gets the error as a page; everything else (all of /api/) gets JSON.
-  if (wantsPage(request) && request.server.assets) return sendErrorPage(request.server as App, request, reply, status, detail)
+  if (wantsPage(request)) return sendErrorPage(request.server as App, request, reply, status, detail)
   return reply.code(status).type('application/json; charset=utf-8').send({ detail })
 }
 
