@@ -221,8 +221,10 @@ for (const backend of [local, s3]) {
       }
       const growth = peak - baseline
       // A buffered implementation would hold the whole 50 MiB (at least) at once;
-      // the S3 store holds at most a few 5 MiB parts.
-      assert.ok(growth < 25 * MiB, `live memory grew by ${(growth / MiB).toFixed(1)} MiB while moving 50 MiB`)
+      // the S3 store holds at most a few 5 MiB parts. The in-process s3rver's own
+      // buffers count here too (measured 11-25 MiB across runs), so the bound sits
+      // between that and the object's size.
+      assert.ok(growth < 40 * MiB, `live memory grew by ${(growth / MiB).toFixed(1)} MiB while moving 50 MiB`)
       await store.delete('large1')
     })
   })
