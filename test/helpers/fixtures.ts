@@ -1,6 +1,6 @@
 // Test files made in code: tiny but real PNG, JPEG, GIF, WebP, MP4, WebM and
-// ZIP bytes, and multipart bodies to carry them.
-import { deflateSync, crc32 } from 'node:zlib'
+// ZIP bytes (hand-built hostile ones too), and multipart bodies to carry them.
+import { crc32, deflateRawSync, deflateSync } from 'node:zlib'
 import yazl from 'yazl'
 
 function pngChunk(type: string, data: Buffer): Buffer {
@@ -77,6 +77,129 @@ export async function zip(entries: Record<string, string | Buffer>): Promise<Buf
 export function datapack(packFormat: number | null = 48, extra: Record<string, string> = {}): Promise<Buffer> {
   const meta: Record<string, string> = packFormat === null ? {} : { 'pack.mcmeta': JSON.stringify({ pack: { pack_format: packFormat, description: 'test pack' } }) }
   return zip({ ...meta, 'data/test/function/hello.mcfunction': 'say hello', ...extra })
+}
+
+/** One local entry of a hand-built ZIP (rawZip). */
+export interface RawZipEntry {
+  name: string
+  /** The bytes as stored: already deflated when `method` is 8. */
+  data: Buffer
+  /** 0 stored (the default), 8 deflated. */
+  method?: 0 | 8
+  /** What the headers claim the data inflates to; defaults to `data.length`, which is right for stored data. */
+  uncompressedSize?: number
+}
+
+/** One central-directory record of a hand-built ZIP: which local entry it points at, and what it claims. */
+export interface RawZipRecord {
+  entry: number
+  /** The name in this record; defaults to the local entry's. */
+  name?: string
+  /** Where the record says the local header is; defaults to where the entry really is. */
+  offset?: number
+  uncompressedSize?: number
+}
+
+export interface RawZipOptions {
+  /** The central directory; defaults to one record per entry, in order. */
+  records?: RawZipRecord[]
+  /** The entry count the end-of-central-directory record claims; defaults to the number of records. */
+  entryCount?: number
+  /** Write ZIP64 end records (needed past 65,535 entries). */
+  zip64?: boolean
+  comment?: Buffer
+}
+
+/** The 30-byte local file header of `entry`, followed by its name. */
+export function zipLocalHeader(entry: RawZipEntry): Buffer {
+  const name = Buffer.from(entry.name)
+  const header = Buffer.alloc(30)
+  header.writeUInt32LE(0x04034b50, 0)
+  header.writeUInt16LE(20, 4)
+  header.writeUInt16LE(entry.method ?? 0, 8)
+  header.writeUInt32LE(zipCrc(entry), 14)
+  header.writeUInt32LE(entry.data.length, 18)
+  header.writeUInt32LE(entry.uncompressedSize ?? entry.data.length, 22)
+  header.writeUInt16LE(name.length, 26)
+  return Buffer.concat([header, name])
+}
+
+/**
+ * A ZIP written byte by byte, so that it can say what no honest tool writes:
+ * records sharing or overlapping local data, sizes that lie, counts that do
+ * not fit. yauzl ignores CRCs; the stored ones are right only for stored data.
+ */
+export function rawZip(entries: RawZipEntry[], options: RawZipOptions = {}): Buffer {
+  const parts: Buffer[] = []
+  const offsets: number[] = []
+  let position = 0
+  for (const entry of entries) {
+    offsets.push(position)
+    const header = zipLocalHeader(entry)
+    parts.push(header, entry.data)
+    position += header.length + entry.data.length
+  }
+  const records: RawZipRecord[] = options.records ?? entries.map((_, index) => ({ entry: index }))
+  const centralOffset = position
+  for (const record of records) {
+    const entry = entries[record.entry]!
+    const name = Buffer.from(record.name ?? entry.name)
+    const header = Buffer.alloc(46)
+    header.writeUInt32LE(0x02014b50, 0)
+    header.writeUInt16LE(20, 4)
+    header.writeUInt16LE(20, 6)
+    header.writeUInt16LE(entry.method ?? 0, 10)
+    header.writeUInt32LE(zipCrc(entry), 16)
+    header.writeUInt32LE(entry.data.length, 20)
+    header.writeUInt32LE(record.uncompressedSize ?? entry.uncompressedSize ?? entry.data.length, 24)
+    header.writeUInt16LE(name.length, 28)
+    header.writeUInt32LE(record.offset ?? offsets[record.entry]!, 42)
+    parts.push(header, name)
+    position += header.length + name.length
+  }
+  const centralSize = position - centralOffset
+  const count = options.entryCount ?? records.length
+  if (options.zip64) {
+    const record = Buffer.alloc(56)
+    record.writeUInt32LE(0x06064b50, 0)
+    record.writeBigUInt64LE(44n, 4)
+    record.writeUInt16LE(45, 12)
+    record.writeUInt16LE(45, 14)
+    record.writeBigUInt64LE(BigInt(count), 24)
+    record.writeBigUInt64LE(BigInt(count), 32)
+    record.writeBigUInt64LE(BigInt(centralSize), 40)
+    record.writeBigUInt64LE(BigInt(centralOffset), 48)
+    const locator = Buffer.alloc(20)
+    locator.writeUInt32LE(0x07064b50, 0)
+    locator.writeBigUInt64LE(BigInt(position), 8)
+    locator.writeUInt32LE(1, 16)
+    parts.push(record, locator)
+  }
+  const comment = options.comment ?? Buffer.alloc(0)
+  const end = Buffer.alloc(22)
+  end.writeUInt32LE(0x06054b50, 0)
+  end.writeUInt16LE(options.zip64 ? 0xffff : count, 8)
+  end.writeUInt16LE(options.zip64 ? 0xffff : count, 10)
+  end.writeUInt32LE(options.zip64 ? 0xffffffff : centralSize, 12)
+  end.writeUInt32LE(options.zip64 ? 0xffffffff : centralOffset, 16)
+  end.writeUInt16LE(comment.length, 20)
+  parts.push(end, comment)
+  return Buffer.concat(parts)
+}
+
+function zipCrc(entry: RawZipEntry): number {
+  return (entry.method ?? 0) === 0 ? crc32(entry.data) : 0
+}
+
+/**
+ * The upload of issue 8, item 4: one local `pack.mcmeta` holding 1 MiB of
+ * spaces deflated to about a kilobyte, and `copies` central-directory records
+ * all naming it and pointing at it (172 KB for 3000).
+ */
+export function zipEntryBomb(copies = 3000): Buffer {
+  const inflated = Buffer.alloc(1024 * 1024, 0x20)
+  const entry: RawZipEntry = { name: 'pack.mcmeta', data: deflateRawSync(inflated, { level: 9 }), method: 8, uncompressedSize: inflated.length }
+  return rawZip([entry], { records: Array.from({ length: copies }, () => ({ entry: 0 })) })
 }
 
 export interface Part {
