@@ -9,7 +9,7 @@ import { findUserRowByUsername, insertUser, rowToUser, updateUser, type User } f
 import { BadRequest, Conflict, NotFound } from '../domain/errors.js'
 import { USERNAME_PATTERN, validateUsername } from '../domain/usernames.js'
 import { UUID_PATTERN } from '../schemas/common.js'
-import { hashPassword, newSecret, sha256Hex, verifyPassword } from './secrets.js'
+import { DECOY_PASSWORD_HASH, hashPassword, newSecret, sha256Hex, verifyPassword } from './secrets.js'
 
 export const API_TOKEN_PREFIX = 'packs_'
 const SESSION_PREFIX = 'ps_'
@@ -53,16 +53,15 @@ export async function setPassword(db: Db, username: string, password: string): P
   await updateUser(db, user.id, { password_hash: await hashPassword(password) })
 }
 
-// A fixed hash to verify against when the user does not exist, so a missing
-// user costs the same scrypt time as a wrong password and names cannot be probed.
-let decoyHash: Promise<string> | undefined
-
-/** The user whose name and password these are, or undefined. */
+/**
+ * The user whose name and password these are, or undefined. A name that does
+ * not exist is verified against a decoy hash: one scrypt, as for a wrong
+ * password, so names cannot be probed by timing.
+ */
 export async function authenticatePassword(db: Db, username: string, password: string): Promise<User | undefined> {
   const row = USERNAME_PATTERN.test(username) ? await findUserRowByUsername(db, username) : undefined
   if (!row) {
-    decoyHash ??= hashPassword('decoy password')
-    await verifyPassword(password, await decoyHash)
+    await verifyPassword(password, DECOY_PASSWORD_HASH)
     return undefined
   }
   return (await verifyPassword(password, row.password_hash)) ? rowToUser(row) : undefined

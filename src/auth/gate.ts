@@ -16,6 +16,8 @@ export class Gate {
   private storedHash: { value: string | undefined; readAt: number } | undefined
   /** SHA-256 of the last candidate that verified against `storedHash`, so scrypt runs once per password, not per request. */
   private verified: { hash: string; candidateDigest: string } | undefined
+  /** scrypt checks in flight, by SHA-256 of the candidate and the hash it is checked against. */
+  private readonly verifying = new Map<string, Promise<boolean>>()
   /** SHA-256 of PACKS_MASTER_PASSWORD, computed once: the gate runs on every request. */
   private readonly envDigest: Buffer | null
 
@@ -70,16 +72,36 @@ export class Gate {
     return safeEqual(sha256Hex(candidate), verified.candidateDigest)
   }
 
-  async verifyPassword(candidate: string): Promise<boolean> {
+  /**
+   * The answer when it needs no scrypt (perhaps a read of the stored hash);
+   * undefined when only verifyPassword can tell, at the cost of one scrypt,
+   * which the caller must count against the client first (auth/plugin.ts).
+   */
+  async verifyPasswordCheaply(candidate: string): Promise<boolean | undefined> {
     const known = this.verifyPasswordSync(candidate)
     if (known !== undefined) return known
     const hash = await this.currentHash()
     if (!hash) return false
     // The stored copy is fresh now; once one password verified against this hash, no other can.
-    const refreshed = this.verifyPasswordSync(candidate)
-    if (refreshed !== undefined) return refreshed
-    if (!(await verifyPassword(candidate, hash))) return false
-    this.verified = { hash, candidateDigest: sha256Hex(candidate) }
+    return this.verifyPasswordSync(candidate)
+  }
+
+  async verifyPassword(candidate: string): Promise<boolean> {
+    const known = await this.verifyPasswordCheaply(candidate)
+    if (known !== undefined) return known
+    const hash = await this.currentHash()
+    if (!hash) return false
+    const digest = sha256Hex(candidate)
+    const key = `${digest}|${hash}`
+    // Players whose mods start together after a restart send the same password at once: one scrypt answers them all.
+    // The map holds only checks in flight, each holding a place in passwordWork's bounded queue or about to be refused.
+    let pending = this.verifying.get(key)
+    if (!pending) {
+      pending = verifyPassword(candidate, hash).finally(() => this.verifying.delete(key))
+      this.verifying.set(key, pending)
+    }
+    if (!(await pending)) return false
+    this.verified = { hash, candidateDigest: digest }
     return true
   }
 

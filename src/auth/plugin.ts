@@ -8,6 +8,8 @@ import { Forbidden, TooManyRequests, Unauthorized } from '../domain/errors.js'
 import { isApiRequest } from '../http/request-kind.js'
 import type { Access, App } from '../http/types.js'
 import { authenticateSession, authenticateToken } from './accounts.js'
+import { clientKey } from './addresses.js'
+import type { AttemptKind } from './limiter.js'
 import { hmacHex, safeEqual, sha256Hex } from './secrets.js'
 
 export const SESSION_COOKIE = 'packs_session'
@@ -25,10 +27,21 @@ export function installAuth(app: App): void {
   app.decorateRequest('sessionToken', null)
   app.decorateRequest('routeKey', null)
 
+  // Behind a reverse proxy that PACKS_TRUST_PROXY does not name, every client
+  // has the proxy's address: one guesser then blocks all of them. Said once;
+  // afterwards this costs one boolean test per request.
+  let watchForwarded = app.config.trustProxy === false
+
   // Callback-style hooks with synchronous fast paths: the update-check runs
   // through here on every game start, and each async hook costs a promise and
   // a microtask per request.
   app.addHook('onRequest', (request, reply, done) => {
+    if (watchForwarded && request.headers['x-forwarded-for'] !== undefined) {
+      watchForwarded = false
+      app.log.warn({ remoteAddress: request.ip },
+        'a request carries X-Forwarded-For but PACKS_TRUST_PROXY is not set: if a reverse proxy is in front, every client '
+        + 'has its address, and a few wrong passwords lock all of them out; set PACKS_TRUST_PROXY to the proxy\'s addresses (e.g. 127.0.0.1)')
+    }
     const cookieHeader = request.headers.cookie
     request.cookies = cookieHeader ? app.parseCookie(cookieHeader) : {}
     const { config, url } = request.routeOptions
@@ -36,9 +49,15 @@ export function installAuth(app: App): void {
     const access = config?.access ?? 'gate'
     if (access === 'public') return done()
     // The player's mod: the gate header alone on a gate-level route, decided without waiting on anything.
-    if (access === 'gate' && request.headers.authorization === undefined && !request.cookies[SESSION_COOKIE]
-      && passGateSync(app, request) === true) {
-      return done()
+    if (access === 'gate' && request.headers.authorization === undefined && !request.cookies[SESSION_COOKIE] && !request.cookies[GATE_COOKIE]) {
+      const password = request.headers[MASTER_PASSWORD_HEADER]
+      const known = typeof password === 'string' ? app.gate.verifyPasswordSync(password) : undefined
+      if (known !== undefined) {
+        const blocked = app.attemptLimiters.gate.settle(clientKey(request.ip), known)
+        if (typeof blocked === 'number') return done(gateHeaderVerdict(request, blocked, known))
+        blocked.then((seconds) => done(gateHeaderVerdict(request, seconds, known)), done)
+        return
+      }
     }
     authorize(app, request, reply, access).then(() => done(), done)
   })
@@ -72,19 +91,11 @@ async function authorize(app: App, request: FastifyRequest, reply: FastifyReply,
   if (access === 'staff' && !request.user!.isStaff) throw new Forbidden('staff only')
 }
 
-/**
- * true when X-Master-Password is right and the address is not blocked, and
- * both were known without I/O; undefined means "take the full path" (which
- * also answers every failure, so failures are counted in one place).
- */
-function passGateSync(app: App, request: FastifyRequest): true | undefined {
-  const password = request.headers[MASTER_PASSWORD_HEADER]
-  if (typeof password !== 'string') return undefined
-  const retryAfter = app.attemptLimiter.retryAfter(request.ip)
-  if (retryAfter !== 0) return undefined
-  if (app.gate.verifyPasswordSync(password) !== true) return undefined
-  request.authMethod = 'gate'
-  return true
+/** The gate header's answer, once the limiter has settled it: undefined lets the request through. */
+function gateHeaderVerdict(request: FastifyRequest, blockedFor: number, succeeded: boolean): Error | undefined {
+  const error = attemptError('gate', blockedFor, succeeded, 'wrong master password')
+  if (!error) request.authMethod = 'gate'
+  return error
 }
 
 /** The CSRF token of a session: derived, not stored, so every instance can check it. */
@@ -119,14 +130,15 @@ async function identify(app: App, request: FastifyRequest, reply: FastifyReply):
 }
 
 async function passGate(app: App, request: FastifyRequest): Promise<boolean> {
-  const password = request.headers[MASTER_PASSWORD_HEADER]
-  if (typeof password === 'string') {
-    await checkPasswordAttempt(app, request.ip, () => app.gate.verifyPassword(password), 'wrong master password')
+  // The cookie first: a valid one is not a guess, and nobody's failures may hold it up.
+  const cookie = request.cookies[GATE_COOKIE]
+  if (cookie && (await app.gate.verifyCookie(cookie))) {
     request.authMethod = 'gate'
     return true
   }
-  const cookie = request.cookies[GATE_COOKIE]
-  if (cookie && (await app.gate.verifyCookie(cookie))) {
+  const password = request.headers[MASTER_PASSWORD_HEADER]
+  if (typeof password === 'string') {
+    await checkGatePassword(app, request.ip, password, 'wrong master password')
     request.authMethod = 'gate'
     return true
   }
@@ -134,18 +146,52 @@ async function passGate(app: App, request: FastifyRequest): Promise<boolean> {
 }
 
 /**
- * Runs a password check under the per-address failure limit: a blocked address
- * gets 429 without the check running; a failure is counted and answered 401.
+ * The gate password (header or form) under the gate's failure limit: counted
+ * in one atomic step when the answer needs no scrypt, else through
+ * checkPasswordAttempt. Throws 429 for a blocked client (whatever the
+ * password: a right one must not answer differently), 401 for a wrong one.
+ */
+export async function checkGatePassword(app: App, clientAddress: string, password: string, failureDetail: string): Promise<void> {
+  const known = await app.gate.verifyPasswordCheaply(password)
+  if (known === undefined) {
+    return checkPasswordAttempt(app, 'gate', clientAddress, () => app.gate.verifyPassword(password), failureDetail)
+  }
+  const error = attemptError('gate', await app.attemptLimiters.gate.settle(clientKey(clientAddress), known), known, failureDetail)
+  if (error) throw error
+}
+
+/**
+ * Runs a password check that costs a scrypt under the failure limit of `kind`,
+ * counting first: the attempt is reserved before the check runs (a blocked
+ * client gets 429 and no check), kept as a failure when the password was
+ * wrong (401), given back when it was right or the check could not run.
  */
 export async function checkPasswordAttempt(
   app: App,
+  kind: AttemptKind,
   clientAddress: string,
   check: () => Promise<boolean>,
   failureDetail: string,
 ): Promise<void> {
-  const retryAfter = await app.attemptLimiter.retryAfter(clientAddress)
-  if (retryAfter > 0) throw new TooManyRequests(`too many failed attempts; retry in ${retryAfter} s`, retryAfter)
-  if (await check()) return
-  await app.attemptLimiter.recordFailure(clientAddress)
-  throw new Unauthorized(failureDetail)
+  const reservation = await app.attemptLimiters[kind].reserve(clientKey(clientAddress))
+  if (!('refund' in reservation)) throw attemptError(kind, reservation.retryAfter, false, failureDetail)!
+  let succeeded: boolean
+  try {
+    succeeded = await check()
+  } catch (error) {
+    // The check never answered (the server was busy, the database failed): that was no guess.
+    await reservation.refund().catch(() => undefined)
+    throw error
+  }
+  if (!succeeded) throw new Unauthorized(failureDetail)
+  await reservation.refund()
+}
+
+const ATTEMPTS_AT: Record<AttemptKind, string> = { gate: 'the site password', login: 'account passwords' }
+
+function attemptError(kind: AttemptKind, blockedFor: number, succeeded: boolean, failureDetail: string): Error | undefined {
+  if (blockedFor > 0) {
+    return new TooManyRequests(`too many failed attempts at ${ATTEMPTS_AT[kind]} from your address; retry in ${blockedFor} s`, blockedFor)
+  }
+  return succeeded ? undefined : new Unauthorized(failureDetail)
 }

@@ -240,17 +240,32 @@ describe('failed attempts are limited per client address', () => {
     for (let i = 0; i < 5; i++) assert.equal((await from('10.0.0.2', MASTER_PASSWORD)).statusCode, 200)
   })
 
-  test('the gate form and the sign-in form count against the same limit', async () => {
-    const remoteAddress = '10.0.0.3'
-    for (let i = 0; i < 2; i++) {
-      assert.equal((await site.app.inject({ method: 'POST', url: '/gate/', remoteAddress, payload: { password: 'x' } })).statusCode, 401)
-    }
-    const login = await site.app.inject({ method: 'POST', url: '/login/', remoteAddress, headers: site.gate, payload: { username: 'u', password: 'wrong-pass' } })
-    expectError(login, 401)
-    const page = await site.app.inject({ method: 'POST', url: '/gate/', remoteAddress, payload: { password: MASTER_PASSWORD } })
+  test('gate failures never block sign-in, and sign-in failures never block the gate', async () => {
+    const gateForm = (remoteAddress: string, password: string) =>
+      site.app.inject({ method: 'POST', url: '/gate/', remoteAddress, payload: { password } })
+    const login = (remoteAddress: string, password: string) =>
+      site.app.inject({ method: 'POST', url: '/login/', remoteAddress, headers: site.gate, payload: { username: 'dora', password } })
+    await site.user('dora')
+
+    // The gate form and the gate header share the gate's count.
+    for (let i = 0; i < 2; i++) assert.equal((await gateForm('10.0.0.3', 'x')).statusCode, 401)
+    expectError(await site.app.inject({ url: '/api/users/autocomplete/', remoteAddress: '10.0.0.3', headers: { 'x-master-password': 'y' } }), 401)
+    const page = await gateForm('10.0.0.3', MASTER_PASSWORD)
     assert.equal(page.statusCode, 429)
     assert.ok(Number(page.headers['retry-after']) > 0)
     assert.match(page.body, /Try again in \d+ seconds/)
+    // Signing in from that address still works, the gate passed with its cookie (obtained elsewhere).
+    const gateCookie = (await gateForm('10.0.0.4', MASTER_PASSWORD)).cookies.find((c) => c.name === 'packs_gate')!.value
+    const signIn = await site.app.inject({ method: 'POST', url: '/login/', remoteAddress: '10.0.0.3', cookies: { packs_gate: gateCookie }, payload: { username: 'dora', password: 'dora-password' } })
+    assert.equal(signIn.statusCode, 200, signIn.body)
+
+    // Three wrong sign-ins block sign-in from 10.0.0.5, not its gate header.
+    for (let i = 0; i < 3; i++) expectError(await login('10.0.0.5', 'wrong-pass'), 401)
+    expectError(await login('10.0.0.5', 'dora-password'), 429, /too many failed attempts at account passwords/)
+    const gated = await site.app.inject({ url: '/api/users/autocomplete/', remoteAddress: '10.0.0.5', headers: site.gate })
+    assert.equal(gated.statusCode, 200)
+    assert.equal((await gateForm('10.0.0.5', MASTER_PASSWORD)).statusCode, 303)
+    assert.equal((await login('10.0.0.6', 'dora-password')).statusCode, 200, 'another address signs in')
   })
 })
 

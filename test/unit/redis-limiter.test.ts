@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
+import type { Refusal, Reservation } from '../../src/auth/limiter.js'
 import { RedisAttemptLimiter } from '../../src/auth/redis-limiter.js'
 import { ConfigError } from '../../src/config.js'
 import { RedisLatestCache } from '../../src/domain/redis-latest-cache.js'
@@ -26,40 +27,85 @@ describe('Redis shared state', { skip: redisSkip }, () => {
   })
 
   describe('RedisAttemptLimiter', () => {
-    test('blocks an address after maxFailures in the window, counted across instances', async () => {
-      const one = new RedisAttemptLimiter(a.client, 3, 60_000)
-      const two = new RedisAttemptLimiter(b.client, 3, 60_000)
-      await one.recordFailure('10.1.0.1')
-      await two.recordFailure('10.1.0.1')
-      assert.equal(await one.retryAfter('10.1.0.1'), 0, 'two failures of three: not blocked yet')
-      await one.recordFailure('10.1.0.1')
+    const granted = (r: Reservation | Refusal): r is Reservation => 'refund' in r
+
+    test('blocks a client after maxFailures in the window, counted across instances', async () => {
+      const one = new RedisAttemptLimiter(a.client, 'gate', 3, 60_000)
+      const two = new RedisAttemptLimiter(b.client, 'gate', 3, 60_000)
+      assert.equal(await one.settle('10.1.0.1', false), 0)
+      assert.equal(await two.settle('10.1.0.1', false), 0)
+      assert.equal(await one.settle('10.1.0.1', true), 0, 'two failures of three: not blocked, and a success is not counted')
+      assert.equal(await one.settle('10.1.0.1', false), 0, 'the third failure is still answered')
       for (const limiter of [one, two]) {
-        const retry = await limiter.retryAfter('10.1.0.1')
+        const retry = await limiter.settle('10.1.0.1', true)
         assert.ok(retry > 55 && retry <= 60, `Retry-After ${retry} s is what remains of the 60 s window`)
+        const refused = await limiter.reserve('10.1.0.1')
+        assert.ok(!granted(refused) && refused.retryAfter > 55)
       }
-      assert.equal(await two.retryAfter('10.1.0.2'), 0, 'another address is not affected')
+      assert.equal(await two.settle('10.1.0.2', true), 0, 'another client is not affected')
+      assert.equal(await a.client.hGet('packs:auth-failures:gate:10.1.0.1', 'n'), '3', 'refusals are not counted')
+    })
+
+    test('gate and login counts are separate keys', async () => {
+      const gate = new RedisAttemptLimiter(a.client, 'gate', 2, 60_000)
+      const login = new RedisAttemptLimiter(a.client, 'login', 2, 60_000)
+      await gate.settle('10.1.0.5', false)
+      await gate.settle('10.1.0.5', false)
+      assert.ok((await gate.settle('10.1.0.5', true)) > 0)
+      assert.equal(await login.settle('10.1.0.5', true), 0)
+      assert.ok(granted(await login.reserve('10.1.0.5')))
+      assert.deepEqual((await a.client.keys('packs:auth-failures:*:10.1.0.5')).sort(), ['packs:auth-failures:gate:10.1.0.5', 'packs:auth-failures:login:10.1.0.5'])
+      assert.equal(await a.client.hGet('packs:auth-failures:login:10.1.0.5', 'n'), '1')
     })
 
     test('the window is fixed from the first failure and ends by itself', async () => {
-      const limiter = new RedisAttemptLimiter(a.client, 2, 400)
-      await limiter.recordFailure('10.1.0.3')
+      const limiter = new RedisAttemptLimiter(a.client, 'login', 2, 400)
+      await limiter.settle('10.1.0.3', false)
       await sleep(200)
-      await limiter.recordFailure('10.1.0.3')
-      assert.equal(await limiter.retryAfter('10.1.0.3'), 1, 'under a second left rounds up to 1 s')
+      await limiter.settle('10.1.0.3', false)
+      assert.equal(await limiter.settle('10.1.0.3', true), 1, 'under a second left rounds up to 1 s')
       // The second failure did not extend the window: 400 ms after the first, it is over.
       await sleep(250)
-      assert.equal(await limiter.retryAfter('10.1.0.3'), 0)
-      await limiter.recordFailure('10.1.0.3')
-      assert.equal(await limiter.retryAfter('10.1.0.3'), 0, 'a new window counts from one')
+      assert.equal(await limiter.settle('10.1.0.3', true), 0)
+      await limiter.settle('10.1.0.3', false)
+      assert.equal(await limiter.settle('10.1.0.3', true), 0, 'a new window counts from one')
     })
 
-    test('concurrent first failures from two instances all count and the key expires', async () => {
-      const one = new RedisAttemptLimiter(a.client, 10, 60_000)
-      const two = new RedisAttemptLimiter(b.client, 10, 60_000)
-      await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? one : two).recordFailure('10.1.0.4')))
-      assert.ok((await one.retryAfter('10.1.0.4')) > 0)
-      const ttl = await a.client.pTTL('packs:auth-failures:10.1.0.4')
+    test('30 reservations at once from two instances: exactly maxFailures granted, and the key expires', async () => {
+      const one = new RedisAttemptLimiter(a.client, 'login', 10, 60_000)
+      const two = new RedisAttemptLimiter(b.client, 'login', 10, 60_000)
+      const results = await Promise.all(Array.from({ length: 30 }, (_, i) => (i % 2 ? one : two).reserve('10.1.0.4')))
+      assert.equal(results.filter(granted).length, 10)
+      for (const refused of results.filter((r) => !granted(r))) assert.ok(refused.retryAfter > 0)
+      const ttl = await a.client.pTTL('packs:auth-failures:login:10.1.0.4')
       assert.ok(ttl > 0 && ttl <= 60_000, `the counter expires (PTTL ${ttl})`)
+    })
+
+    test('a refund gives the reserved place back once, and never to a later window', async () => {
+      const limiter = new RedisAttemptLimiter(a.client, 'login', 2, 300)
+      const first = await limiter.reserve('10.1.0.6')
+      const second = await limiter.reserve('10.1.0.6')
+      assert.ok(granted(first) && granted(second))
+      assert.ok(!granted(await limiter.reserve('10.1.0.6')), 'two in flight fill the limit')
+      await first.refund()
+      await first.refund()
+      assert.equal(await a.client.hGet(limiter.redisKey('10.1.0.6'), 'n'), '1', 'the double refund gave back one place')
+      await sleep(350)
+      // A new window: the old reservation's refund must not lower it.
+      await limiter.settle('10.1.0.6', false)
+      await limiter.settle('10.1.0.6', false)
+      await second.refund()
+      assert.ok((await limiter.settle('10.1.0.6', true)) > 0, 'still blocked')
+    })
+
+    test('a counter left without an expiry is given one instead of blocking for good', async () => {
+      const limiter = new RedisAttemptLimiter(a.client, 'gate', 2, 60_000)
+      const key = limiter.redisKey('10.1.0.7')
+      await a.client.hSet(key, { n: '5', w: 'x' })
+      assert.equal(await a.client.pTTL(key), -1)
+      assert.ok((await limiter.settle('10.1.0.7', true)) > 0)
+      const ttl = await a.client.pTTL(key)
+      assert.ok(ttl > 0 && ttl <= 60_000, `PTTL ${ttl}`)
     })
   })
 

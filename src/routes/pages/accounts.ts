@@ -80,11 +80,12 @@ export default async function accountPages(app: App): Promise<void> {
       checkNewPassword(next)
       if (next !== (request.body.new_password_repeat ?? '')) throw new BadRequest('the two new passwords do not match')
       // A wrong current password counts as a failed attempt: a stolen session must not become a password oracle.
-      await checkPasswordAttempt(app, request.ip, () => checkCurrentPassword(app.db, user.id, current), 'the current password is wrong')
+      await checkPasswordAttempt(app, 'login', request.ip, () => checkCurrentPassword(app.db, user.id, current), 'the current password is wrong')
+      // Hashing the new one may be refused when the server is busy: the form says so.
+      await changePassword(app.db, user.id, next, request.sessionToken)
     } catch (error) {
       return formFailure(app, request, reply, error, 'Change password', (message) => passwordForm(csrfOf(app, request), message))
     }
-    await changePassword(app.db, user.id, next, request.sessionToken)
     // Post/redirect/get: a reload does not post the form again.
     return reply.redirect('/settings/password/?changed=1', 303)
   })
