@@ -7,7 +7,18 @@
 // own TypeScript types for every command, and it pipelines commands issued in
 // the same tick on one connection by itself, which is what the update-check's
 // per-request check relies on under load.
-import { createClient } from 'redis'
+import {
+  ClientClosedError,
+  ClientOfflineError,
+  ConnectionTimeoutError,
+  DisconnectsClientError,
+  ErrorReply,
+  ReconnectStrategyError,
+  SocketClosedUnexpectedlyError,
+  SocketTimeoutError,
+  TimeoutError,
+  createClient,
+} from 'redis'
 import { ConfigError, redactUrl } from './config.js'
 
 export type RedisClient = ReturnType<typeof createClient>
@@ -35,8 +46,8 @@ export async function openRedis(url: string): Promise<RedisConnection> {
   try {
     client = createClient({
       url,
-      // A command while the connection is down fails at once (the request gets a 500)
-      // rather than waiting in a queue for a Redis that may never come back.
+      // A command while the connection is down fails at once (the request gets a 503,
+      // see redisUnavailable) rather than waiting in a queue for a Redis that may never come back.
       disableOfflineQueue: true,
       socket: {
         connectTimeout: 5000,
@@ -69,6 +80,30 @@ export async function openRedis(url: string): Promise<RedisConnection> {
   }
   started = true
   return connection
+}
+
+// Replies of a Redis that is up but cannot serve yet: loading its data, a
+// script running too long, a replica without its primary, a failover.
+const TRANSIENT_REPLY = /^(LOADING|BUSY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN|READONLY)\b/
+
+/**
+ * Whether an error from the client means "Redis cannot answer now" (the
+ * connection is down or being retried, or Redis itself is not ready), as
+ * opposed to a wrong command. Requests that need Redis then get a 503 from
+ * the error handler; nothing falls back to this process's memory, where an
+ * answer could be stale (an update-check missing a publish made through
+ * another instance) or a limit uncounted.
+ */
+export function redisUnavailable(error: unknown): boolean {
+  if (error instanceof ErrorReply) return TRANSIENT_REPLY.test(error.message)
+  return error instanceof ClientOfflineError
+    || error instanceof ClientClosedError
+    || error instanceof SocketClosedUnexpectedlyError
+    || error instanceof ConnectionTimeoutError
+    || error instanceof SocketTimeoutError
+    || error instanceof ReconnectStrategyError
+    || error instanceof DisconnectsClientError
+    || error instanceof TimeoutError
 }
 
 function oneLine(error: unknown): string {

@@ -67,7 +67,7 @@ export async function receiveFile(store: FileStore, body: Readable, options: { m
     if (meter.overLimit) throw tooLarge(options.limitName, options.maxBytes)
     throw error
   }
-  return { id, size: meter.size, sha256: meter.digest(), head: meter.head() }
+  return { id, size: meter.bytesSeen, sha256: meter.digest(), head: meter.head() }
 }
 
 /**
@@ -110,9 +110,14 @@ async function decideType(store: FileStore, received: ReceivedFile, kind: Upload
   return { mime, packFormat: null }
 }
 
-/** Counts, hashes and keeps the head of the bytes passing through; fails the stream past `maxBytes`. */
+/**
+ * Counts, hashes and keeps the head of the bytes passing through; fails the stream past `maxBytes`.
+ * The count is private and its getter is not called `size` (nor length, byteLength, start/end):
+ * @aws-sdk/lib-storage takes a body's `size` for its length, and a public `size = 0` here once
+ * made every S3 upload above one part fail (issue 8).
+ */
 class Meter extends Transform {
-  size = 0
+  #bytes = 0
   overLimit = false
   private readonly hash = createHash('sha256')
   private readonly headChunks: Buffer[] = []
@@ -123,8 +128,8 @@ class Meter extends Transform {
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
-    this.size += chunk.length
-    if (this.size > this.maxBytes) {
+    this.#bytes += chunk.length
+    if (this.#bytes > this.maxBytes) {
       this.overLimit = true
       callback(new PayloadTooLarge('file too large'))
       return
@@ -135,6 +140,10 @@ class Meter extends Transform {
       this.headLength += Math.min(chunk.length, SNIFF_BYTES - this.headLength)
     }
     callback(null, chunk)
+  }
+
+  get bytesSeen(): number {
+    return this.#bytes
   }
 
   head(): Buffer {

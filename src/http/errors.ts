@@ -3,7 +3,8 @@
 // never shows an internal message.
 import type { FastifyError, FastifyReply } from 'fastify'
 import FindMyWay, { type HTTPMethod } from 'find-my-way'
-import { DomainError, TooManyRequests } from '../domain/errors.js'
+import { DomainError, ServiceUnavailable, TooManyRequests, databaseUnavailable } from '../domain/errors.js'
+import { redisUnavailable } from '../redis.js'
 import type { App } from './types.js'
 import { sendErrorPage } from './pages.js'
 import { wantsPage } from './request-kind.js'
@@ -40,6 +41,13 @@ const CLIENT_ERROR_STATUS: Record<string, number> = {
 
 export function installErrorHandling(app: App): void {
   app.setErrorHandler((error: FastifyError | DomainError, request, reply) => {
+    const unavailable = asUnavailable(error)
+    if (unavailable) {
+      // The one log line of this failure; its real cause (SDK, fs or driver error) is err's cause.
+      request.log.error({ err: unavailable }, unavailable.detail)
+      reply.header('retry-after', String(unavailable.retryAfterSeconds))
+      return sendError(reply, 503, unavailable.detail)
+    }
     if (error instanceof DomainError) {
       if (error instanceof TooManyRequests) reply.header('retry-after', String(error.retryAfterSeconds))
       return sendError(reply, error.status, error.detail)
@@ -77,6 +85,15 @@ export function installErrorHandling(app: App): void {
     }
     return sendError(reply, 404, 'not found')
   })
+}
+
+/** A backend that cannot answer now is a 503 the client may retry, never a bare 500 (issue 8). */
+function asUnavailable(error: unknown): ServiceUnavailable | undefined {
+  if (error instanceof ServiceUnavailable) return error
+  // Redis first: its client errors are typed, while a bare socket error is most likely the database's.
+  if (redisUnavailable(error)) return new ServiceUnavailable('a shared service is unavailable, try again', { cause: error })
+  if (databaseUnavailable(error)) return new ServiceUnavailable('the database is unavailable, try again', { cause: error })
+  return undefined
 }
 
 function clientMessage(error: FastifyError, status: number): string {

@@ -27,10 +27,11 @@ export interface RedisServer {
   stop(): Promise<void>
 }
 
-export async function startRedis(): Promise<RedisServer> {
+/** `port`: start again where a stopped one listened (an outage and its end, for clients that reconnect). */
+export async function startRedis(options: { port?: number } = {}): Promise<RedisServer> {
   if (!installed) throw new Error(`${BINARY} not found on PATH: .ci/run installs it (apt-get install redis-server)`)
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'packs-redis-'))
-  const port = await freePort()
+  const port = options.port ?? await freePort()
   const child = spawn(BINARY, [
     '--port', String(port), '--bind', '127.0.0.1', '--dir', dir,
     '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--logfile', '',

@@ -8,6 +8,9 @@
 // and tests can check that no upload is left pending, as on a real S3. It also
 // answers `Range: bytes=0-0` with the whole object (it reads the end 0 as
 // "no end"); that is corrected below too, since files tests ask for it.
+// `{ stock: true }` gives a second server without any of these patches, as
+// s3rver ships: the store must work against a server that cannot abort a
+// multipart upload (issue 8: that 405 once hid the real failure).
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -33,7 +36,12 @@ interface Running {
   server: S3rver
 }
 
-let running: Promise<Running> | undefined
+export interface S3ServerOptions {
+  /** s3rver exactly as published, without the patches of this file. */
+  stock?: boolean
+}
+
+const running = new Map<'patched' | 'stock', Promise<Running>>()
 
 /** True when the tests were asked to run on object storage. */
 export function s3Selected(): boolean {
@@ -51,18 +59,25 @@ export function useS3Credentials(): void {
   delete process.env.AWS_PROFILE
 }
 
-/** The shared server of this test process, started on first use. */
-export function s3Server(): Promise<Running> {
-  running ??= start()
-  return running
+/** The shared server of this test process (patched, or stock), started on first use. */
+export function s3Server(options: S3ServerOptions = {}): Promise<Running> {
+  const variant = options.stock ? 'stock' : 'patched'
+  let server = running.get(variant)
+  if (!server) {
+    server = start({ stock: options.stock ?? false, port: 0, directory: fs.mkdtempSync(path.join(os.tmpdir(), 'packs-s3-')) })
+    running.set(variant, server)
+  }
+  return server
 }
 
-async function start(): Promise<Running> {
+async function start(options: { stock: boolean; port: number; directory: string }): Promise<Running> {
   useS3Credentials()
-  const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'packs-s3-'))
-  const server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory })
-  addMultipartBookkeeping(server, directory)
-  fixFirstByteRange(server)
+  const { directory } = options
+  const server = new S3rver({ address: '127.0.0.1', port: options.port, silent: true, directory })
+  if (!options.stock) {
+    addMultipartBookkeeping(server, directory)
+    fixFirstByteRange(server)
+  }
   await server.run()
   const httpServer = (server as unknown as { httpServer: import('node:http').Server }).httpServer
   // The server must not keep a finished test process alive; its directory goes with the process.
@@ -72,13 +87,52 @@ async function start(): Promise<Running> {
   return { endpoint: `http://127.0.0.1:${port}`, directory, server }
 }
 
-/** Stops the server and removes its directory (the process exit does it too). */
+/** Stops the shared servers and removes their directories (the process exit does it too). */
 export async function stopS3Server(): Promise<void> {
-  if (!running) return
-  const { server, directory } = await running
-  running = undefined
-  await server.close()
-  fs.rmSync(directory, { recursive: true, force: true })
+  const servers = [...running.values()]
+  running.clear()
+  for (const starting of servers) {
+    const { server, directory } = await starting
+    await server.close()
+    fs.rmSync(directory, { recursive: true, force: true })
+  }
+}
+
+/** A server of one test's own, which it may stop and start again (an outage of the object store). */
+export interface OwnS3Server {
+  endpoint: string
+  /** Closes the server; its port and directory (so every bucket and object) are kept for start(). */
+  stop(): Promise<void>
+  /** Serves the same directory on the same port again. */
+  start(): Promise<void>
+  /** A fresh, empty bucket on this server (the server must be running). */
+  bucket(): Promise<TestBucket>
+  /** Stops it for good and removes its directory. */
+  close(): Promise<void>
+}
+
+export async function ownS3Server(options: S3ServerOptions = {}): Promise<OwnS3Server> {
+  const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'packs-s3-own-'))
+  let current: Running | undefined = await start({ stock: options.stock ?? false, port: 0, directory })
+  const endpoint = current.endpoint
+  const port = Number(new URL(endpoint).port)
+  const stop = async () => {
+    const server = current?.server
+    current = undefined
+    await server?.close()
+  }
+  return {
+    endpoint,
+    stop,
+    async start() {
+      current ??= await start({ stock: options.stock ?? false, port, directory })
+    },
+    bucket: () => createBucket(endpoint),
+    async close() {
+      await stop()
+      fs.rmSync(directory, { recursive: true, force: true })
+    },
+  }
 }
 
 export interface TestBucket {
@@ -90,9 +144,13 @@ export interface TestBucket {
   client(): S3Client
 }
 
-/** Creates a fresh, empty bucket on the shared server. */
-export async function s3Bucket(): Promise<TestBucket> {
-  const { endpoint } = await s3Server()
+/** Creates a fresh, empty bucket on the shared server (the stock one with `{ stock: true }`). */
+export async function s3Bucket(options: S3ServerOptions = {}): Promise<TestBucket> {
+  const { endpoint } = await s3Server(options)
+  return createBucket(endpoint)
+}
+
+async function createBucket(endpoint: string): Promise<TestBucket> {
   const bucket = `packs-${randomUUID().slice(0, 18)}`
   const client = testClient(endpoint)
   try {
@@ -166,14 +224,21 @@ function addMultipartBookkeeping(server: S3rver, directory: string): void {
       const prefix = typeof ctx.query.prefix === 'string' ? ctx.query.prefix : ''
       const ids = fs.existsSync(uploadsDir) ? fs.readdirSync(uploadsDir) : []
       const uploads = ids
-        .map((id) => ({ id, key: fs.readFileSync(path.join(uploadsDir, id, 'key'), 'utf8') }))
+        // The `key` file is written when the upload is initiated: its time is S3's `Initiated`. A part
+        // sent after an abort makes s3rver recreate the directory without it: no upload is there.
+        .filter((id) => fs.existsSync(path.join(uploadsDir, id, 'key')))
+        .map((id) => ({
+          id,
+          key: fs.readFileSync(path.join(uploadsDir, id, 'key'), 'utf8'),
+          initiated: fs.statSync(path.join(uploadsDir, id, 'key')).mtime.toISOString(),
+        }))
         .filter((upload) => upload.key.startsWith(prefix))
       const xml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
       ctx.status = 200
       ctx.type = 'application/xml'
       ctx.body = '<?xml version="1.0" encoding="UTF-8"?>\n<ListMultipartUploadsResult>'
         + `<Bucket>${xml(bucket)}</Bucket><Prefix>${xml(prefix)}</Prefix><IsTruncated>false</IsTruncated>`
-        + uploads.map((u) => `<Upload><Key>${xml(u.key)}</Key><UploadId>${u.id}</UploadId></Upload>`).join('')
+        + uploads.map((u) => `<Upload><Key>${xml(u.key)}</Key><UploadId>${u.id}</UploadId><Initiated>${u.initiated}</Initiated></Upload>`).join('')
         + '</ListMultipartUploadsResult>'
       return
     }
