@@ -12,7 +12,7 @@ import type { Config } from './config.js'
 import { migrateToLatest, openDatabase } from './db/index.js'
 import { openFileStore, type FileStore } from './storage/index.js'
 import { Gate } from './auth/gate.js'
-import { MemoryAttemptLimiter, type AttemptLimiter } from './auth/limiter.js'
+import { MemoryAttemptLimiter, type AttemptKind, type AttemptLimiter } from './auth/limiter.js'
 import { RedisAttemptLimiter } from './auth/redis-limiter.js'
 import { openRedis } from './redis.js'
 import { installAuth } from './auth/plugin.js'
@@ -23,7 +23,11 @@ import { RedisSnapshotCache } from './domain/redis-snapshot-cache.js'
 import { EventLoopMonitor, MemorySnapshotCache, buildSnapshot, type StatsSnapshot } from './domain/stats.js'
 import { Assets } from './web/assets.js'
 import { installErrorHandling, sendError } from './http/errors.js'
+import { installJsonBodyParser } from './http/json-body.js'
+import { installTextInputCheck } from './http/text-input.js'
 import type { App } from './http/types.js'
+import { installHostCheck } from './http/host.js'
+import { installTimeouts, serverOptions } from './http/timeouts.js'
 import { startSweeper } from './domain/sweep.js'
 import healthRoutes from './routes/health.js'
 import gateRoutes from './routes/gate.js'
@@ -88,17 +92,27 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       void sendError(reply, badParam ? 404 : 500, badParam ? 'not found' : 'internal server error')
     },
     forceCloseConnections: 'idle',
+    // Header, body, idle and keep-alive deadlines (src/http/timeouts.ts).
+    ...serverOptions(config),
   }).withTypeProvider<TypeBoxTypeProvider>() as App
 
   app.decorate('config', config)
   app.decorate('db', db)
   app.decorate('store', store)
   app.decorate('gate', gate)
-  app.decorate<AttemptLimiter>('attemptLimiter', redis
-    ? new RedisAttemptLimiter(redis.client, config.authFailureLimit, config.authFailureWindowMs)
-    : new MemoryAttemptLimiter(config.authFailureLimit, config.authFailureWindowMs))
+  // Gate and account passwords are counted apart: guessing one never locks anyone out of the other.
+  const attemptLimiter = (kind: AttemptKind): AttemptLimiter => redis
+    ? new RedisAttemptLimiter(redis.client, kind, config.authFailureLimit, config.authFailureWindowMs)
+    : new MemoryAttemptLimiter(config.authFailureLimit, config.authFailureWindowMs)
+  app.decorate('attemptLimiters', { gate: attemptLimiter('gate'), login: attemptLimiter('login') })
   app.decorate('metrics', new RouteMetrics())
-  app.decorate<UpdateCheckCache>('latestCache', redis ? new RedisLatestCache(redis.client) : new LatestCache())
+  let latestCache: UpdateCheckCache = new LatestCache()
+  if (redis) {
+    const shared = new RedisLatestCache(redis.client)
+    shared.onWriteFailure = (error) => app.log.error({ err: error }, 'could not tell other instances about a new version yet; retried when Redis is back')
+    latestCache = shared
+  }
+  app.decorate<UpdateCheckCache>('latestCache', latestCache)
   app.decorate('generatedMasterPassword', generatedMasterPassword)
   app.decorate('assets', assets)
   const eventLoop = new EventLoopMonitor()
@@ -112,6 +126,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   installErrorHandling(app)
 
   // Phase 1: infrastructure.
+  // Before any plugin scope exists, so every scope inherits it.
+  installJsonBodyParser(app)
   // Cookies are parsed by the auth hook, only when a request has any (most API calls have none).
   await app.register(cookie, { hook: false })
   await app.register(formbody)
@@ -123,6 +139,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     reply.headers(securityHeaders)
     done()
   })
+  installHostCheck(app)
+  installTimeouts(app)
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',
@@ -148,6 +166,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   // Phase 2: our services' cross-cutting hooks.
   installAuth(app)
+  installTextInputCheck(app)
   app.addHook('onResponse', (request, reply, done) => {
     app.metrics.record(request.routeKey ?? 'unmatched', reply.elapsedTime, reply.statusCode)
     done()
@@ -169,7 +188,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   const sweeper = options.sweep === false
     ? null
-    : startSweeper({ db, store, draftTtlMs: config.draftTtlMs, intervalMs: config.sweepIntervalMs, log: app.log })
+    : startSweeper({
+      db, store, draftTtlMs: config.draftTtlMs, intervalMs: config.sweepIntervalMs, orphanGraceMs: config.orphanGraceMs, log: app.log,
+    })
+  // The start-up consistency check (what a crash left behind) runs in the
+  // background once the server listens: a huge store must not delay start-up.
+  if (sweeper) app.addHook('onListen', () => { void sweeper.runNow('start-up') })
   app.addHook('onClose', async () => {
     await sweeper?.stop()
     eventLoop.stop()
@@ -182,12 +206,18 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 }
 
 /**
- * Headers for every response. JSON needs only nosniff; the headers that guard
+ * Headers for every response. JSON needs only nosniff and no-store; the headers that guard
  * documents (framing, referrer, opener) go on pages (src/web/html.ts), and
  * files carry their own sandbox (routes/files.ts).
  */
 function staticSecurityHeaders(config: Config): Record<string, string> {
-  const headers: Record<string, string> = { 'x-content-type-options': 'nosniff' }
+  const headers: Record<string, string> = {
+    'x-content-type-options': 'nosniff',
+    // Stored by no cache unless a route says otherwise (update-check, files, assets do). Answers carry CSRF
+    // tokens, new API tokens, drafts; and nearly all sit behind the gate, whose password travels in a header
+    // or cookie that shared caches do not treat as credentials (RFC 9111 §3.5 covers only Authorization).
+    'cache-control': 'no-store',
+  }
   // HSTS only means something over HTTPS; a plain-HTTP deployment must not advertise it.
   if (config.baseUrl?.startsWith('https:')) headers['strict-transport-security'] = 'max-age=31536000'
   return headers

@@ -1,6 +1,7 @@
 // Environment -> typed configuration, parsed once at start-up.
 // Every variable is optional (CONTRACT §1); a value that is present but wrong
 // stops start-up with a ConfigError whose message is one line naming it.
+import { isIP } from 'node:net'
 import path from 'node:path'
 
 export type UploadKind = 'thumbnail' | 'version' | 'media'
@@ -17,20 +18,39 @@ export interface Config {
   /** Public origin without a trailing slash, e.g. https://packs.example.org */
   baseUrl: string | null
   uploadLimits: Record<UploadKind, number>
+  /** What one user may hold at a time; see userQuotasFrom. */
+  userQuotas: UserQuotas
   draftBodyLimit: number
   pendingUploadTtlMs: number
   draftTtlMs: number
   sweepIntervalMs: number
+  /**
+   * Stored bytes without a row, and unfinished writes, younger than this are
+   * left alone by the consistency check: they may be an upload in progress.
+   * Default: the upload timeout plus 10 minutes, at least an hour.
+   */
+  orphanGraceMs: number
   statsCacheMs: number
   sessionTtlMs: number
   /** Failed gate or login attempts allowed per client address and window. */
   authFailureLimit: number
   authFailureWindowMs: number
-  /** Fastify's trustProxy: false, true, or a comma-separated list of proxy addresses/CIDRs. */
-  trustProxy: boolean | string
+  /** Fastify's trustProxy: false, or the reverse proxies whose X-Forwarded-For is believed (addresses, CIDRs, proxy-addr's range names). */
+  trustProxy: false | string[]
   logLevel: string
   /** Worker processes serving the port (WEB_CONCURRENCY); 1 runs the server in this process. */
   webConcurrency: number
+  /** How long a client may take over each part of a request; see timeoutsFrom. */
+  timeouts: Timeouts
+}
+
+export interface UserQuotas {
+  /** Bytes of pending uploads (not yet in a published pack) per user. */
+  pendingUploadBytes: number
+  /** Pending uploads per user, whatever their size (tiny files would otherwise make rows without bound). */
+  pendingUploads: number
+  /** Drafts per user. */
+  drafts: number
 }
 
 export class ConfigError extends Error {
@@ -88,7 +108,7 @@ function parseDatabaseUrl(raw: string): string {
 function parseStorageUrl(raw: string): string {
   if (raw.startsWith('file:') && raw.length > 'file:'.length) return raw
   if (/^s3:\/\/[^/?]+/.test(raw)) return raw
-  throw new ConfigError(`STORAGE_URL: "${raw}" must be file:<dir> or s3://<bucket>?endpoint=...&region=...`)
+  throw new ConfigError(`STORAGE_URL: "${redactUrl(raw)}" must be file:<dir> or s3://<bucket>?endpoint=...&region=...`)
 }
 
 function parseBaseUrl(raw: string): string {
@@ -104,15 +124,76 @@ function parseBaseUrl(raw: string): string {
   return url.origin + url.pathname.replace(/\/+$/, '')
 }
 
-function parseTrustProxy(raw: string): boolean | string {
-  if (raw === 'true') return true
-  if (raw === 'false') return false
-  return raw
+/** proxy-addr's names for address ranges, which Fastify's trustProxy understands. */
+const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal'])
+
+/**
+ * PACKS_TRUST_PROXY: a comma-separated list of the reverse proxies in front
+ * (IP addresses, CIDR ranges, or loopback / linklocal / uniquelocal). `true`,
+ * and a /0 range, which mean the same, are refused: whoever can reach the
+ * port could then pick the address it is counted under.
+ */
+function parseTrustProxy(raw: string): false | string[] {
+  if (raw.toLowerCase() === 'false') return false
+  if (raw.toLowerCase() === 'true') {
+    throw new ConfigError('PACKS_TRUST_PROXY: "true" would let any client choose its address with X-Forwarded-For (escaping the failed-attempt limit, or locking out someone else\'s address); list the proxy addresses instead, e.g. PACKS_TRUST_PROXY=127.0.0.1,10.0.0.0/8')
+  }
+  const entries = raw.split(',').map((entry) => entry.trim())
+  for (const entry of entries) {
+    if (PROXY_RANGE_NAMES.has(entry)) continue
+    const [address = '', bits, ...rest] = entry.split('/')
+    const family = isIP(address)
+    const maxBits = family === 6 ? 128 : 32
+    const validBits = bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= maxBits)
+    if (family === 0 || !validBits || rest.length > 0) {
+      throw new ConfigError(`PACKS_TRUST_PROXY: "${entry}" is not an IP address, a CIDR range (10.0.0.0/8) or one of loopback, linklocal, uniquelocal`)
+    }
+    if (bits !== undefined && Number(bits) === 0) {
+      throw new ConfigError(`PACKS_TRUST_PROXY: "${entry}" trusts every address, which lets any client choose its address; list the proxy addresses instead`)
+    }
+  }
+  return entries
 }
 
-/** Hides a password in a connection URL so it can appear in an error line. */
+/** Query parameters that carry a secret in a connection URL (libpq and pg accept `?password=`). */
+const SECRET_PARAM_NAMES = 'password|pass|passwd|pwd|secret|token'
+const SECRET_PARAM = new RegExp(`^(${SECRET_PARAM_NAMES})$`, 'i')
+const SECRET_PARAM_IN_TEXT = new RegExp(`([?&;](?:${SECRET_PARAM_NAMES})=)[^&#]*`, 'gi')
+
+/**
+ * Hides the secrets of a connection URL so it can appear in an error line:
+ * the password of the userinfo, whatever its shape (`user:pw@`, `:pw@`, an
+ * encoded or even a raw `@` or `:` inside it), and password query parameters.
+ * WHATWG's parser finds the userinfo as a client would. When it cannot parse
+ * the URL, or leaves an `@` outside the userinfo (a raw `/`, `?` or `#` inside
+ * a password moves the end of the authority), everything between `//` and the
+ * last `@` is hidden: too much hidden in an error line costs nothing, one
+ * character too few leaks.
+ */
 export function redactUrl(raw: string): string {
-  return raw.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:***@')
+  let url: URL | null = null
+  try {
+    url = new URL(raw)
+  } catch {
+    // Not a URL: the fallback below.
+  }
+  const strayAt = url !== null && (url.username === '' && url.password === '' ? raw.includes('@') : `${url.pathname}${url.search}${url.hash}`.includes('@'))
+  if (url === null || strayAt) return hideUserinfo(raw).replace(SECRET_PARAM_IN_TEXT, '$1***')
+  if (url.password !== '') url.password = '***'
+  for (const name of new Set(url.searchParams.keys())) {
+    if (SECRET_PARAM.test(name)) url.searchParams.set(name, '***')
+  }
+  return url.href
+}
+
+/** Everything between the `//` (else the scheme's colon) and the last `@` becomes `***`. */
+function hideUserinfo(raw: string): string {
+  const at = raw.lastIndexOf('@')
+  if (at < 0) return raw
+  const slashes = raw.indexOf('//')
+  const scheme = /^[a-z][a-z0-9+.-]*:/i.exec(raw)
+  const start = slashes >= 0 && slashes < at ? slashes + 2 : scheme ? scheme[0].length : 0
+  return `${raw.slice(0, start)}***${raw.slice(at)}`
 }
 
 export function loadConfig(env: Env = process.env): Config {
@@ -126,6 +207,23 @@ export function loadConfig(env: Env = process.env): Config {
     return raw === undefined ? fallback : parse(raw)
   }
 
+  const uploadLimits = {
+    thumbnail: withDefault('PACKS_MAX_THUMBNAIL_SIZE', (r) => parseSize('PACKS_MAX_THUMBNAIL_SIZE', r), 5 * 1024 ** 2),
+    media: withDefault('PACKS_MAX_MEDIA_SIZE', (r) => parseSize('PACKS_MAX_MEDIA_SIZE', r), 100 * 1024 ** 2),
+    version: withDefault('PACKS_MAX_VERSION_SIZE', (r) => parseSize('PACKS_MAX_VERSION_SIZE', r), 500 * 1024 ** 2),
+  }
+  const userQuotas: UserQuotas = {
+    pendingUploadBytes: withDefault('PACKS_PENDING_UPLOAD_QUOTA', (r) => parseSize('PACKS_PENDING_UPLOAD_QUOTA', r), 2 * 1024 ** 3),
+    pendingUploads: withDefault('PACKS_MAX_PENDING_UPLOADS', (r) => parsePositiveInt('PACKS_MAX_PENDING_UPLOADS', r), 500),
+    drafts: withDefault('PACKS_MAX_DRAFTS', (r) => parsePositiveInt('PACKS_MAX_DRAFTS', r), 100),
+  }
+  const largestUpload = Math.max(...Object.values(uploadLimits))
+  if (userQuotas.pendingUploadBytes < largestUpload) {
+    // Then a file within its kind's limit could never be uploaded: surely a mistake.
+    throw new ConfigError(`PACKS_PENDING_UPLOAD_QUOTA: ${userQuotas.pendingUploadBytes} bytes is less than the largest upload limit (${largestUpload} bytes)`)
+  }
+
+  const timeouts = timeoutsFrom(get)
   return {
     host: get('HOST') ?? '127.0.0.1',
     port: withDefault('PORT', parsePort, 8000),
@@ -135,15 +233,14 @@ export function loadConfig(env: Env = process.env): Config {
     storageUrl: withDefault('STORAGE_URL', parseStorageUrl, `file:${path.join(dataDir, 'files')}`),
     redisUrl: get('REDIS_URL') ?? null,
     baseUrl: withDefault('PACKS_BASE_URL', parseBaseUrl, null),
-    uploadLimits: {
-      thumbnail: withDefault('PACKS_MAX_THUMBNAIL_SIZE', (r) => parseSize('PACKS_MAX_THUMBNAIL_SIZE', r), 5 * 1024 ** 2),
-      media: withDefault('PACKS_MAX_MEDIA_SIZE', (r) => parseSize('PACKS_MAX_MEDIA_SIZE', r), 100 * 1024 ** 2),
-      version: withDefault('PACKS_MAX_VERSION_SIZE', (r) => parseSize('PACKS_MAX_VERSION_SIZE', r), 500 * 1024 ** 2),
-    },
+    uploadLimits,
+    userQuotas,
     draftBodyLimit: 256 * 1024,
     pendingUploadTtlMs: withDefault('PACKS_UPLOAD_TTL', (r) => parseDuration('PACKS_UPLOAD_TTL', r), 24 * 3_600_000),
     draftTtlMs: withDefault('PACKS_DRAFT_TTL', (r) => parseDuration('PACKS_DRAFT_TTL', r), 30 * 86_400_000),
     sweepIntervalMs: withDefault('PACKS_SWEEP_INTERVAL', (r) => parseDuration('PACKS_SWEEP_INTERVAL', r), 10 * 60_000),
+    // S3 dates an unfinished or just-finished upload from its start: the grace must outlast the longest upload.
+    orphanGraceMs: withDefault('PACKS_ORPHAN_GRACE', (r) => parseDuration('PACKS_ORPHAN_GRACE', r), Math.max(3_600_000, timeouts.uploadMs + 600_000)),
     statsCacheMs: withDefault('PACKS_STATS_CACHE', (r) => parseDuration('PACKS_STATS_CACHE', r), 20_000),
     sessionTtlMs: withDefault('PACKS_SESSION_TTL', (r) => parseDuration('PACKS_SESSION_TTL', r), 14 * 86_400_000),
     authFailureLimit: withDefault('PACKS_AUTH_FAILURE_LIMIT', (r) => parsePositiveInt('PACKS_AUTH_FAILURE_LIMIT', r), 10),
@@ -151,6 +248,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: withDefault('PACKS_TRUST_PROXY', parseTrustProxy, false),
     logLevel: get('LOG_LEVEL') ?? 'info',
     webConcurrency: withDefault('WEB_CONCURRENCY', (r) => parseWorkers(r), 1),
+    timeouts,
   }
 }
 
@@ -159,4 +257,41 @@ function parseWorkers(raw: string): number {
   const workers = parsePositiveInt('WEB_CONCURRENCY', raw)
   if (workers > 64) throw new ConfigError(`WEB_CONCURRENCY: ${workers} workers is more than 64`)
   return workers
+}
+
+export interface Timeouts {
+  /** Request line and headers (Node's headersTimeout). */
+  headersMs: number
+  /** The whole body of any request but an upload (JSON, forms). */
+  bodyMs: number
+  /** The whole of an upload, headers included (Node's requestTimeout): the longest any request may take to arrive. */
+  uploadMs: number
+  /** No byte either way on a connection with a request open (Node's socket timeout): a stalled upload ends here. */
+  idleMs: number
+  /** An idle keep-alive connection between requests; above a reverse proxy's own (nginx: 60 s), or it may reuse one being closed. */
+  keepAliveMs: number
+}
+
+/** Node's timers take at most 2^31 - 1 ms (about 24.8 days); a longer one would fire at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1
+
+/** Deadlines for slow clients (src/http/timeouts.ts applies them). */
+function timeoutsFrom(get: (name: string) => string | undefined): Timeouts {
+  const duration = (name: string, fallback: number): number => {
+    const raw = get(name)
+    const ms = raw === undefined ? fallback : parseDuration(name, raw)
+    if (ms > MAX_TIMER_MS) throw new ConfigError(`${name}: "${raw}" is longer than 24 days`)
+    return ms
+  }
+  const timeouts: Timeouts = {
+    headersMs: duration('PACKS_HEADERS_TIMEOUT', 15_000),
+    bodyMs: duration('PACKS_BODY_TIMEOUT', 30_000),
+    uploadMs: duration('PACKS_UPLOAD_TIMEOUT', 3_600_000),
+    idleMs: duration('PACKS_IDLE_TIMEOUT', 60_000),
+    keepAliveMs: duration('PACKS_KEEPALIVE_TIMEOUT', 65_000),
+  }
+  // The upload deadline bounds every request (headers included), so the others must fit inside it.
+  if (timeouts.headersMs > timeouts.uploadMs) throw new ConfigError('PACKS_HEADERS_TIMEOUT: longer than PACKS_UPLOAD_TIMEOUT, which bounds every request')
+  if (timeouts.bodyMs > timeouts.uploadMs) throw new ConfigError('PACKS_BODY_TIMEOUT: longer than PACKS_UPLOAD_TIMEOUT, which bounds every request')
+  return timeouts
 }

@@ -24,6 +24,7 @@ export function sendPage(app: App, request: FastifyRequest, reply: FastifyReply,
 const ERROR_TITLES: Record<number, string> = {
   400: 'Bad request', 401: 'Sign in required', 403: 'Forbidden', 404: 'Not found', 405: 'Method not allowed',
   409: 'Conflict', 413: 'Too large', 429: 'Too many attempts', 500: 'Something went wrong',
+  503: 'Temporarily unavailable',
 }
 
 /** An error as a page, for browsers outside /api/ (the API always answers JSON). */

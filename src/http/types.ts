@@ -7,7 +7,7 @@ import type { Db } from '../db/index.js'
 import type { User } from '../db/users.js'
 import type { FileStore } from '../storage/index.js'
 import type { Gate } from '../auth/gate.js'
-import type { AttemptLimiter } from '../auth/limiter.js'
+import type { AttemptKind, AttemptLimiter } from '../auth/limiter.js'
 import type { RouteMetrics } from '../domain/metrics.js'
 import type { UpdateCheckCache } from '../domain/latest-cache.js'
 import type { StatsSnapshot } from '../domain/stats.js'
@@ -27,7 +27,8 @@ declare module 'fastify' {
     db: Db
     store: FileStore
     gate: Gate
-    attemptLimiter: AttemptLimiter
+    /** Failed-password counts per client: the gate password's and account passwords' (sign-in, password change) apart. */
+    attemptLimiters: Record<AttemptKind, AttemptLimiter>
     metrics: RouteMetrics
     latestCache: UpdateCheckCache
     /** The client bundle the pages link to. */

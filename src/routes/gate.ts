@@ -5,7 +5,8 @@ import { sendPage } from '../http/pages.js'
 import { alertLine } from '../web/layout.js'
 import { Type } from 'typebox'
 import { authenticatePassword, endSession, startSession } from '../auth/accounts.js'
-import { GATE_COOKIE, SESSION_COOKIE, checkPasswordAttempt, csrfTokenFor } from '../auth/plugin.js'
+import { GATE_COOKIE, SESSION_COOKIE, checkGatePassword, checkPasswordAttempt, csrfTokenFor } from '../auth/plugin.js'
+import { PasswordWorkBusy } from '../auth/password-work.js'
 import { DomainError, TooManyRequests } from '../domain/errors.js'
 import type { App } from '../http/types.js'
 import { safeNext } from '../http/urls.js'
@@ -26,7 +27,7 @@ export default async function gateRoutes(app: App): Promise<void> {
   app.post('/gate/', { config: { access: 'public' }, schema: { hide: true, body: GateForm } }, async (request, reply) => {
     const next = safeNext(request.body.next)
     try {
-      await checkPasswordAttempt(app, request.ip, () => app.gate.verifyPassword(request.body.password), 'wrong password')
+      await checkGatePassword(app, request.ip, request.body.password, 'wrong password')
     } catch (error) {
       return formFailure(app, request, reply, error, 'Enter the site password', (message) => gateForm(next, message))
     }
@@ -45,7 +46,7 @@ export default async function gateRoutes(app: App): Promise<void> {
     const next = safeNext(request.body.next)
     let user
     try {
-      await checkPasswordAttempt(app, request.ip, async () => {
+      await checkPasswordAttempt(app, 'login', request.ip, async () => {
         user = await authenticatePassword(app.db, username, password)
         return user !== undefined
       }, 'wrong username or password')
@@ -113,9 +114,11 @@ export function formFailure(
 ): FastifyReply {
   if (!(error instanceof DomainError)) throw error
   if (error instanceof TooManyRequests) reply.header('retry-after', String(error.retryAfterSeconds))
-  const message = error instanceof TooManyRequests
-    ? `Too many failed attempts. Try again in ${error.retryAfterSeconds} seconds.`
-    : error.detail.charAt(0).toUpperCase() + error.detail.slice(1) + '.'
+  const message = error instanceof PasswordWorkBusy
+    ? 'The server is busy checking other passwords. Try again in a moment.'
+    : error instanceof TooManyRequests
+      ? `Too many failed attempts. Try again in ${error.retryAfterSeconds} seconds.`
+      : error.detail.charAt(0).toUpperCase() + error.detail.slice(1) + '.'
   return sendPage(app, request, reply, { title, body: form(message), narrow: true }, error.status)
 }
 

@@ -65,6 +65,36 @@ describe('loadConfig', () => {
     assert.equal(redactUrl('postgres://admin:hunter2@db:5432/packs'), 'postgres://admin:***@db:5432/packs')
   })
 
+  test('redactUrl hides the password in every shape of connection URL', () => {
+    const cases: Array<[url: string, expected: string, secret: string]> = [
+      ['redis://:hunter2@cache:6379/0', 'redis://:***@cache:6379/0', 'hunter2'],
+      ['rediss://default:hunter2@cache', 'rediss://default:***@cache', 'hunter2'],
+      ['postgres://admin:hun%40ter%3A2@db/packs', 'postgres://admin:***@db/packs', 'hun%40ter%3A2'],
+      // Raw @ and : inside the password: the parser takes the last @ as the end of the userinfo, as clients do.
+      ['postgresql://admin:hun@ter:2@db:5432/packs', 'postgresql://admin:***@db:5432/packs', 'ter:2'],
+      ['postgres://db/packs?sslmode=require&password=hunter2', 'postgres://db/packs?sslmode=require&password=***', 'hunter2'],
+      // A raw / in the password: not parseable, or parsed with the @ left in the path; all before the last @ goes.
+      ['postgres://admin:hun/ter2@db:5432/packs', 'postgres://***@db:5432/packs', 'ter2'],
+      ['redis://admin:123/hunter2@cache', 'redis://***@cache', 'hunter2'],
+      ['postgres://admin:p@x/hunter2@db/packs', 'postgres://***@db/packs', 'hunter2'],
+      ['redis:hunter2@cache', 'redis:***@cache', 'hunter2'],
+    ]
+    for (const [url, expected, secret] of cases) {
+      const redacted = redactUrl(url)
+      assert.equal(redacted, expected, url)
+      assert.ok(!redacted.includes(secret), `${url} -> ${redacted}`)
+    }
+    // Nothing secret: unchanged.
+    for (const url of ['redis://cache:6379', 'postgres://admin@db/packs', 'sqlite:/var/lib/packs.db']) assert.equal(redactUrl(url), url)
+  })
+
+  test('a rejected STORAGE_URL does not echo its password', () => {
+    assert.throws(() => loadConfig({ STORAGE_URL: 'ftp://admin:hunter2@files' }), (error: Error) => {
+      assert.ok(error.message.startsWith('STORAGE_URL:') && !error.message.includes('hunter2'), error.message)
+      return true
+    })
+  })
+
   test('STORAGE_URL must be file:<dir> or s3://<bucket>', () => {
     assert.equal(loadConfig({ STORAGE_URL: 's3://bucket?region=eu' }).storageUrl, 's3://bucket?region=eu')
     for (const bad of ['file:', 'ftp://x', 's3://']) rejects({ STORAGE_URL: bad }, 'STORAGE_URL')
@@ -98,9 +128,26 @@ describe('loadConfig', () => {
     for (const bad of ['packs.example.org', 'ftp://example.org', 'not a url']) rejects({ PACKS_BASE_URL: bad }, 'PACKS_BASE_URL')
   })
 
-  test('PACKS_TRUST_PROXY and PACKS_AUTH_FAILURE_LIMIT', () => {
-    assert.equal(loadConfig({ PACKS_TRUST_PROXY: 'true' }).trustProxy, true)
-    assert.equal(loadConfig({ PACKS_TRUST_PROXY: '10.0.0.0/8' }).trustProxy, '10.0.0.0/8')
+  test('PACKS_TRUST_PROXY: a list of proxy addresses, CIDR ranges and range names', () => {
+    assert.equal(loadConfig({}).trustProxy, false)
+    assert.equal(loadConfig({ PACKS_TRUST_PROXY: 'false' }).trustProxy, false)
+    assert.deepEqual(loadConfig({ PACKS_TRUST_PROXY: '10.0.0.0/8' }).trustProxy, ['10.0.0.0/8'])
+    assert.deepEqual(loadConfig({ PACKS_TRUST_PROXY: '127.0.0.1, 10.0.0.0/8,::1,fd00::/8,loopback' }).trustProxy,
+      ['127.0.0.1', '10.0.0.0/8', '::1', 'fd00::/8', 'loopback'])
+    for (const bad of ['yes', '1', '10.0.0.0/33', '::/129', '10.0.0.0/8/8', '10.0.0.256', '127.0.0.1,,10.0.0.1', 'localhost', '10.0.0.0/x']) {
+      rejects({ PACKS_TRUST_PROXY: bad }, 'PACKS_TRUST_PROXY')
+    }
+  })
+
+  test('PACKS_TRUST_PROXY=true (or a /0 range) is refused with one line that says what to set instead', () => {
+    for (const anyone of ['true', 'TRUE', '0.0.0.0/0', '::/0', '127.0.0.1,0.0.0.0/0']) {
+      rejects({ PACKS_TRUST_PROXY: anyone }, 'PACKS_TRUST_PROXY')
+      assert.throws(() => loadConfig({ PACKS_TRUST_PROXY: anyone }), /any client choose its address.*list the proxy addresses instead/)
+    }
+    assert.throws(() => loadConfig({ PACKS_TRUST_PROXY: 'true' }), /e\.g\. PACKS_TRUST_PROXY=127\.0\.0\.1,10\.0\.0\.0\/8$/)
+  })
+
+  test('PACKS_AUTH_FAILURE_LIMIT', () => {
     assert.equal(loadConfig({ PACKS_AUTH_FAILURE_LIMIT: '3' }).authFailureLimit, 3)
     rejects({ PACKS_AUTH_FAILURE_LIMIT: '0' }, 'PACKS_AUTH_FAILURE_LIMIT')
   })
