@@ -3,6 +3,8 @@
 import type { Db } from './index.js'
 import type { DraftsTable } from './schema.js'
 import { nowIso } from './time.js'
+import { lockUserQuotas } from './uploads.js'
+import { Conflict } from '../domain/errors.js'
 
 export type DraftRow = DraftsTable
 
@@ -12,30 +14,56 @@ export async function findOwnedDraft(db: Db, userId: string, draftId: string): P
 
 /**
  * Makes sure the draft exists and is the caller's: creates it (empty) if the
- * UUID is new. Returns false when it belongs to someone else.
+ * UUID is new and the caller has fewer than `maxDrafts` drafts (a Conflict
+ * otherwise). Returns false when it belongs to someone else. The caller holds
+ * lockUserQuotas (src/db/uploads.ts) in the same transaction.
  */
-export async function claimDraft(db: Db, userId: string, draftId: string): Promise<boolean> {
+export async function claimDraft(db: Db, userId: string, draftId: string, maxDrafts: number): Promise<boolean> {
+  const existing = await findDraftOwnerId(db, draftId)
+  if (existing !== undefined) return existing === userId
+  await checkDraftQuota(db, userId, maxDrafts)
   const now = nowIso()
-  // ON CONFLICT DO NOTHING: two first uploads racing for one new draft both succeed, and one row wins.
+  // ON CONFLICT DO NOTHING: another user racing for the same new UUID; one row wins, the other caller gets false.
   await db
     .insertInto('drafts')
     .values({ id: draftId, user_id: userId, data: '{}', created_at: now, updated_at: now })
     .onConflict((oc) => oc.column('id').doNothing())
     .execute()
-  const owner = await db.selectFrom('drafts').select('user_id').where('id', '=', draftId).executeTakeFirst()
-  return owner?.user_id === userId
+  return (await findDraftOwnerId(db, draftId)) === userId
 }
 
-/** Creates or updates the caller's draft; returns the new updated_at, or undefined when it is someone else's. */
-export async function saveDraft(db: Db, userId: string, draftId: string, data: string): Promise<string | undefined> {
+/**
+ * Creates or updates the caller's draft; returns the new updated_at, or
+ * undefined when it is someone else's. Creating one past the caller's
+ * `maxDrafts` is a Conflict. An autosave of an existing draft (nearly every
+ * call) is one UPDATE; only a new UUID takes the quota lock and counts.
+ */
+export async function saveDraft(db: Db, userId: string, draftId: string, data: string, maxDrafts: number): Promise<string | undefined> {
   const now = nowIso()
-  await db
-    .insertInto('drafts')
-    .values({ id: draftId, user_id: userId, data, created_at: now, updated_at: now })
-    .onConflict((oc) => oc.column('id').doUpdateSet({ data, updated_at: now }).where('drafts.user_id', '=', userId))
-    .execute()
-  const row = await findOwnedDraft(db, userId, draftId)
-  return row?.updated_at
+  const updated = await db.updateTable('drafts').set({ data, updated_at: now })
+    .where('id', '=', draftId).where('user_id', '=', userId).executeTakeFirst()
+  if (Number(updated.numUpdatedRows) > 0) return now
+  return db.transaction().execute(async (trx) => {
+    await lockUserQuotas(trx, userId)
+    const owner = await findDraftOwnerId(trx, draftId)
+    if (owner === undefined) await checkDraftQuota(trx, userId, maxDrafts)
+    else if (owner !== userId) return undefined
+    await trx
+      .insertInto('drafts')
+      .values({ id: draftId, user_id: userId, data, created_at: now, updated_at: now })
+      .onConflict((oc) => oc.column('id').doUpdateSet({ data, updated_at: now }).where('drafts.user_id', '=', userId))
+      .execute()
+    const row = await findOwnedDraft(trx, userId, draftId)
+    return row?.updated_at
+  })
+}
+
+/** A Conflict when the user already has `maxDrafts` drafts: no new one. */
+export async function checkDraftQuota(db: Db, userId: string, maxDrafts: number): Promise<void> {
+  const row = await db.selectFrom('drafts').select((eb) => eb.fn.countAll<number | string>().as('n')).where('user_id', '=', userId).executeTakeFirstOrThrow()
+  if (Number(row.n) >= maxDrafts) {
+    throw new Conflict(`you already have ${Number(row.n)} drafts, the most one user may keep (${maxDrafts}); publish or delete some (My drafts) to start another`)
+  }
 }
 
 export async function deleteDraftRow(db: Db, draftId: string): Promise<void> {

@@ -5,13 +5,13 @@ import { randomUUID } from 'node:crypto'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { UploadKind } from '../config.js'
-import { claimDraft } from '../db/drafts.js'
+import { checkDraftQuota, claimDraft, findDraftOwnerId } from '../db/drafts.js'
 import { insertFile } from '../db/files.js'
 import { monotonicNow, nowIso } from '../db/time.js'
-import { findOwnedUpload, insertUpload, type PendingUpload } from '../db/uploads.js'
-import { BadRequest, NotFound } from '../domain/errors.js'
+import { findOwnedUpload, insertUpload, lockUserQuotas, pendingUsage, type PendingUpload, type PendingUsage } from '../db/uploads.js'
+import { BadRequest, Conflict, NotFound, PayloadTooLarge } from '../domain/errors.js'
 import { UPLOAD_KINDS } from '../domain/filetypes.js'
-import { acceptFile, receiveFile, type IngestedFile, type ReceivedFile } from '../domain/ingest.js'
+import { acceptFile, formatBytes, receiveFile, type IngestedFile, type ReceivedFile } from '../domain/ingest.js'
 import { purgeUploads } from '../domain/pending.js'
 import { acceptFileForms, readFileForm } from '../http/multipart.js'
 import type { App } from '../http/types.js'
@@ -43,24 +43,29 @@ export default async function uploadsRoutes(app: App): Promise<void> {
     schema: {
       summary: 'Upload a temporary file',
       description: 'multipart/form-data with a `file` part and optional `kind` and `draft_uuid` fields, in any order. '
-        + 'The file is kept as a pending upload until a pack uses it or it expires.',
+        + 'The file is kept as a pending upload until a pack uses it or it expires. '
+        + 'Each user\'s pending uploads are capped (2 GiB and 500 uploads by default): past the bytes, 413; past the count, '
+        + 'or a new draft past the drafts cap (100 by default), 409.',
       tags: ['uploads'],
       security: bearerAuth,
       consumes: ['multipart/form-data'],
       body: UploadForm,
-      response: { 200: TempUpload, ...errorResponses(400, 401, 404, 413) },
+      response: { 200: TempUpload, ...errorResponses(400, 401, 404, 409, 413) },
     },
     // The schema above documents the parts; validating it would look at a body
     // that is not parsed yet (the parts are read as a stream in the handler).
     validatorCompiler: () => () => true,
   }, async (request) => {
-    const form = await readUploadForm(app, request)
+    const userId = request.user!.id
+    // Checked before the body is read, then the stream is capped at what is left, then checked again when the row is written.
+    const usage = checkQuota(app, await pendingUsage(app.db, userId), 0)
+    const form = await readUploadForm(app, request, userId, app.config.userQuotas.pendingUploadBytes - usage.bytes)
     const file = await acceptFile(app.store, form.received, {
       kind: form.kind,
       maxBytes: app.config.uploadLimits[form.kind],
       clientFilename: form.clientFilename,
     })
-    const upload = await recordUpload(app, request, request.user!.id, form.draftId, form.kind, file)
+    const upload = await recordUpload(app, request, userId, form.draftId, form.kind, file)
     return toTempUpload(app.config, upload)
   })
 
@@ -78,7 +83,7 @@ export default async function uploadsRoutes(app: App): Promise<void> {
     const id = request.params.upload_uuid
     const upload = isUuid(id) ? await findOwnedUpload(app.db, request.user!.id, id.toLowerCase()) : undefined
     if (!upload) throw new NotFound('upload not found')
-    await purgeUploads(app.db, app.store, [upload])
+    await purgeUploads(app.db, app.store, [upload], request.log)
     return { success: true }
   })
 }
@@ -93,9 +98,10 @@ interface UploadForm {
 /**
  * Reads the parts in whatever order they come. When `kind` precedes the file
  * its limit applies while streaming; otherwise the largest limit does, and
- * acceptFile checks the kind's own limit afterwards.
+ * acceptFile checks the kind's own limit afterwards. Either way the stream
+ * stops at `quotaLeft`, what the user's pending-upload quota still holds.
  */
-async function readUploadForm(app: App, request: FastifyRequest): Promise<UploadForm> {
+async function readUploadForm(app: App, request: FastifyRequest, userId: string, quotaLeft: number): Promise<UploadForm> {
   let clientFilename: string | undefined
   const form = await readFileForm(request, {
     fileField: 'file',
@@ -104,13 +110,22 @@ async function readUploadForm(app: App, request: FastifyRequest): Promise<Upload
       else if (name === 'draft_uuid') parseDraftId(value)
       // Other text fields (a form's csrf_token, say) are not ours to judge.
     },
-    onFile(part, fields) {
+    async onFile(part, fields) {
       const kind = fields.has('kind') ? parseKind(fields.get('kind')!) : undefined
       clientFilename = part.filename
-      return receiveFile(app.store, part.file, {
-        maxBytes: kind ? app.config.uploadLimits[kind] : Math.max(...Object.values(app.config.uploadLimits)),
-        limitName: kind ? `${kind} limit` : 'largest upload limit',
-      })
+      // The create page sends draft_uuid first: a new draft past the drafts cap is refused before the bytes flow.
+      const draftId = fields.get('draft_uuid')
+      if (draftId !== undefined) await checkNewDraftAllowed(app, userId, parseDraftId(draftId))
+      const kindLimit = kind ? app.config.uploadLimits[kind] : Math.max(...Object.values(app.config.uploadLimits))
+      try {
+        return await receiveFile(app.store, part.file, {
+          maxBytes: Math.min(kindLimit, quotaLeft),
+          limitName: kind ? `${kind} limit` : 'largest upload limit',
+        })
+      } catch (error) {
+        if (error instanceof PayloadTooLarge && quotaLeft < kindLimit) throw quotaExceeded(app, await pendingUsage(app.db, userId))
+        throw error
+      }
     },
     discard: (received) => app.store.delete(received.id),
   })
@@ -151,7 +166,10 @@ async function recordUpload(app: App, request: FastifyRequest, userId: string, d
   }
   try {
     await app.db.transaction().execute(async (trx) => {
-      if (draftId && !(await claimDraft(trx, userId, draftId))) throw new NotFound('draft not found')
+      // Counted again under the user's lock: concurrent uploads that each passed the first check cannot all get in.
+      await lockUserQuotas(trx, userId)
+      checkQuota(app, await pendingUsage(trx, userId), file.size)
+      if (draftId && !(await claimDraft(trx, userId, draftId, app.config.userQuotas.drafts))) throw new NotFound('draft not found')
       await insertFile(trx, file)
       await insertUpload(trx, upload)
     })
@@ -171,6 +189,36 @@ async function recordUpload(app: App, request: FastifyRequest, userId: string, d
     packFormat: file.packFormat,
     createdAt: upload.created_at,
   }
+}
+
+/** Refuses one more upload of `size` bytes (0 before the size is known) when it does not fit the user's quotas. */
+function checkQuota(app: App, usage: PendingUsage, size: number): PendingUsage {
+  const quotas = app.config.userQuotas
+  if (usage.uploads >= quotas.pendingUploads) {
+    throw new Conflict(`you already have ${usage.uploads} pending uploads, the most one user may keep (${quotas.pendingUploads}); `
+      + 'publish your drafts or delete some of their files first')
+  }
+  if (usage.bytes + Math.max(size, 1) > quotas.pendingUploadBytes) throw quotaExceeded(app, usage)
+  return usage
+}
+
+function quotaExceeded(app: App, usage: PendingUsage): PayloadTooLarge {
+  const quota = app.config.userQuotas.pendingUploadBytes
+  return new PayloadTooLarge(`this upload would take your pending uploads over your quota of ${formatBytes(quota)} `
+    + `(${approximateBytes(usage.bytes)} in use); publish your drafts or delete some of their files first`)
+}
+
+/** "1.2 GiB", "340.5 MiB": for people, where formatBytes would print an exact but unreadable byte count. */
+function approximateBytes(bytes: number): string {
+  if (bytes >= 1024 ** 3) return `${(bytes / 1024 ** 3).toFixed(1)} GiB`
+  if (bytes >= 1024 ** 2) return `${(bytes / 1024 ** 2).toFixed(1)} MiB`
+  if (bytes >= 1024) return `${(bytes / 1024).toFixed(1)} KiB`
+  return `${bytes} bytes`
+}
+
+/** The early form of claimDraft's cap: a draft that does not exist yet may not be made past the drafts cap. */
+async function checkNewDraftAllowed(app: App, userId: string, draftId: string): Promise<void> {
+  if ((await findDraftOwnerId(app.db, draftId)) === undefined) await checkDraftQuota(app.db, userId, app.config.userQuotas.drafts)
 }
 
 /** Deletes stored bytes on the way out of a failed upload, without hiding the failure that got us here. */

@@ -1,7 +1,7 @@
 // Descriptions: Markdown in, HTML that is safe to put into a page out.
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { isAllowedLink, isSameOriginImage, renderMarkdown } from '../../src/domain/markdown.js'
+import { MarkdownCache, isAllowedLink, isSameOriginImage, renderMarkdown } from '../../src/domain/markdown.js'
 
 const REL = 'rel="nofollow ugc noopener noreferrer"'
 
@@ -101,6 +101,116 @@ describe('link and image rules', () => {
     for (const ok of ['/api/files/1/', 'img.png', '../x.png']) assert.ok(isSameOriginImage(ok), ok)
     for (const bad of ['', 'https://a.b/x.png', '//a.b/x.png', '/\\a.b/x.png', 'data:image/png;base64,AAAA', 'blob:x', 'java\tscript:x']) {
       assert.ok(!isSameOriginImage(bad), JSON.stringify(bad))
+    }
+  })
+})
+
+describe('MarkdownCache', () => {
+  /** A cache whose renderer counts its calls and makes `size`-character HTML. */
+  function counting(maxBytes: number, maxEntries: number, size = 100) {
+    const calls: string[] = []
+    const cache = new MarkdownCache(maxBytes, maxEntries, (source) => {
+      calls.push(source)
+      return `${source}:`.padEnd(size, '.')
+    })
+    return { cache, calls }
+  }
+
+  test('renders a source once; the same text again is a hit, whoever asks', () => {
+    const { cache, calls } = counting(1024 * 1024, 100)
+    assert.equal(cache.html('a'), cache.html('a'))
+    assert.equal(cache.html('b'), 'b:'.padEnd(100, '.'))
+    assert.deepEqual(calls, ['a', 'b'])
+    assert.deepEqual([cache.hits, cache.misses], [1, 2])
+  })
+
+  test('the real renderer behind it gives exactly what renderMarkdown gives', () => {
+    const cache = new MarkdownCache(1024 * 1024, 100)
+    const source = '# Title\n\nSome **bold** and a [link](https://example.org).'
+    assert.equal(cache.html(source), renderMarkdown(source))
+    assert.equal(cache.html(source), renderMarkdown(source))
+    assert.equal(cache.hits, 1)
+  })
+
+  test('sources that differ only by a lone surrogate have keys of their own', () => {
+    const { cache, calls } = counting(1024 * 1024, 100)
+    cache.html('x\uD800y')
+    cache.html('x\uFFFDy')
+    assert.equal(calls.length, 2)
+  })
+
+  test('bounded by bytes: the least recently used go first', () => {
+    // Each entry counts 2 bytes a character plus 128: 328 bytes; four fit in 1400.
+    const { cache, calls } = counting(1400, 100)
+    for (const source of ['a', 'b', 'c', 'd']) cache.html(source)
+    cache.html('a') // now the most recently used
+    cache.html('e') // evicts b, the least recently used
+    assert.ok(cache.bytes <= 1400, `${cache.bytes} bytes held`)
+    assert.equal(cache.size, 4)
+    calls.length = 0
+    for (const source of ['a', 'c', 'd', 'e']) cache.html(source)
+    assert.deepEqual(calls, [], 'a, c, d and e are still held')
+    cache.html('b')
+    assert.deepEqual(calls, ['b'], 'b was evicted')
+  })
+
+  test('bounded by entries; one huge rendering is returned but not kept (it would flush the rest)', () => {
+    const { cache } = counting(1024 * 1024, 3)
+    for (const source of ['a', 'b', 'c', 'd']) cache.html(source)
+    assert.equal(cache.size, 3)
+    const big = new MarkdownCache(4000, 100, () => 'y'.repeat(1500))
+    assert.equal(big.html('one'), 'y'.repeat(1500))
+    assert.equal(big.size, 0, 'a rendering over a quarter of the bound is not kept')
+  })
+
+  test('many distinct sources never hold more than the bound', () => {
+    const cache = new MarkdownCache(64 * 1024, 1000)
+    for (let i = 0; i < 2000; i++) cache.html(`pack ${i} `.repeat(20))
+    assert.ok(cache.bytes <= 64 * 1024, `${cache.bytes} bytes held`)
+    assert.ok(cache.size > 0 && cache.size <= 1000)
+  })
+})
+
+describe('pathological descriptions', () => {
+  // Half of what a draft may hold: enough to tell linear from quadratic, quick enough for every run.
+  const LIMIT = 128 * 1024
+  const realistic = (() => {
+    const para = '## Features\n\nThis **pack** adds _many_ things: [link](https://example.org), `code`, and a list:\n\n'
+      + '- one item with **bold** text\n- two https://example.com/auto\n- three ![img](/x.png)\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n> quote *em*\n\n'
+    return para.repeat(Math.ceil(LIMIT / para.length)).slice(0, LIMIT)
+  })()
+
+  /** CPU milliseconds of one render (not wall time: the test machine may be shared). */
+  function cpuMs(source: string): { ms: number; html: string } {
+    const start = process.cpuUsage()
+    const html = renderMarkdown(source)
+    const used = process.cpuUsage(start)
+    return { ms: (used.user + used.system) / 1000, html }
+  }
+
+  const fill = (unit: string) => unit.repeat(Math.floor(LIMIT / unit.length))
+
+  test('deep nesting stops at 20 levels: 10,000 > or nested list markers render at once', () => {
+    const quotes = cpuMs('>'.repeat(10_000) + ' deep')
+    assert.equal(quotes.html.match(/<blockquote>/g)?.length, 20)
+    assert.ok(quotes.ms < 500, `${quotes.ms} ms`)
+    const lists = cpuMs(Array.from({ length: 2000 }, (_, i) => `${'  '.repeat(i)}- x`).join('\n'))
+    assert.ok((lists.html.match(/<ul>/g)?.length ?? 0) <= 20)
+    const inline = renderMarkdown('[a'.repeat(5000) + '](/x)')
+    assert.ok((inline.match(/<a /g)?.length ?? 0) <= 20)
+  })
+
+  test('the worst inputs found cost no more than a few realistic descriptions of the same size', (t) => {
+    renderMarkdown(realistic) // warm the JIT
+    const baseline = cpuMs(realistic).ms
+    t.diagnostic(`realistic ${LIMIT} characters: ${baseline.toFixed(0)} ms CPU`)
+    // Each once found slow in markdown-it (link labels scanned from every [, emphasis runs, autolinks...).
+    const cases = ['[', '![', '[x][', '[](', '*a**', '**a', '*_', '~~a', '\\', '&#', 'http://a.', '<', '` ', '> ', '- ', '1. ', '#']
+    for (const unit of cases) {
+      const { ms } = cpuMs(fill(unit))
+      t.diagnostic(`${JSON.stringify(unit)} x ${Math.floor(LIMIT / unit.length)}: ${ms.toFixed(0)} ms CPU`)
+      // Linear in the input like the realistic text; a quadratic rule would take tens of seconds at this size.
+      assert.ok(ms < Math.max(2500, 6 * baseline), `${JSON.stringify(unit)} x ${LIMIT / unit.length}: ${ms.toFixed(0)} ms CPU (realistic: ${baseline.toFixed(0)} ms)`)
     }
   })
 })

@@ -6,7 +6,7 @@ import { Type } from 'typebox'
 import { loadPackDetail, type MediaRef, type PackDetail, type VersionRecord } from '../../db/packs.js'
 import { NotFound } from '../../domain/errors.js'
 import { formatBytes } from '../../domain/ingest.js'
-import { renderMarkdown } from '../../domain/markdown.js'
+import { renderDescription } from '../../domain/markdown.js'
 import { MAX_VERSION_NAME_LENGTH } from '../../domain/publishing.js'
 import { sendPage } from '../../http/pages.js'
 import type { App } from '../../http/types.js'
@@ -74,7 +74,7 @@ ${chips.some((c) => c !== null) ? html`<ul class="chips" aria-label="Category an
 
 ${pack.description.trim() !== ''
     ? html`<section class="pack-description" aria-labelledby="description-heading"><h2 id="description-heading">Description</h2>
-<div class="markdown">${trusted(renderMarkdown(pack.description))}</div></section>`
+<div class="markdown">${trusted(renderDescription(pack.description))}</div></section>`
     : null}
 
 ${pack.media.length > 0 ? gallery(pack.media, view) : null}
