@@ -8,6 +8,7 @@ import multipart, { type MultipartFile } from '@fastify/multipart'
 import type { Config } from '../config.js'
 import type { App } from './types.js'
 import { BadRequest, DomainError, PayloadTooLarge } from '../domain/errors.js'
+import { textFault } from './text-input.js'
 
 /**
  * Registers the multipart parser in the caller's scope only: the plugin adds
@@ -44,8 +45,8 @@ export interface FileForm<F> {
 
 export async function readFileForm<F>(request: FastifyRequest, handlers: FileFormHandlers<F>): Promise<FileForm<F>> {
   if (!request.isMultipart()) throw new BadRequest(`expected a multipart/form-data request with a "${handlers.fileField}" part`)
+  // Checked before the parser exists: busboy throws a plain Error (a 500) on a boundary over 256 characters.
   const boundary = multipartBoundary(request.headers['content-type'])
-  if (!boundary) throw new BadRequest('malformed multipart/form-data request: the Content-Type has no boundary')
   const ending = new ClosingDelimiterWatch(boundary)
   // Paused first, so this listener cannot start the flow before the parser is piped in.
   request.raw.pause()
@@ -69,6 +70,11 @@ export async function readFileForm<F>(request: FastifyRequest, handlers: FileFor
       if (fields.has(part.fieldname)) throw new BadRequest(`the "${part.fieldname}" field is given more than once`)
       if (part.valueTruncated) throw new PayloadTooLarge(`the "${part.fieldname}" field is too long`)
       const value = typeof part.value === 'string' ? part.value : String(part.value)
+      // The same rule as for every other text input (src/http/text-input.ts), which never sees these parts.
+      const nameFault = textFault(part.fieldname)
+      if (nameFault) throw new BadRequest(`a multipart field name ${nameFault}`)
+      const valueFault = textFault(value)
+      if (valueFault) throw new BadRequest(`the "${part.fieldname}" field ${valueFault}`)
       await handlers.onField?.(part.fieldname, value, fields)
       fields.set(part.fieldname, value)
     }
@@ -102,9 +108,105 @@ function asClientError(error: unknown, request: FastifyRequest, ending: ClosingD
   return error
 }
 
-function multipartBoundary(contentType: string | undefined): string | undefined {
-  const match = /;\s*boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(contentType ?? '')
-  return match ? (match[1] ?? match[2]) : undefined
+/** RFC 2046 §5.1.1: a boundary is 1 to 70 characters. */
+export const MAX_BOUNDARY_LENGTH = 70
+
+const MALFORMED_TYPE = 'malformed multipart/form-data request: the Content-Type parameters do not parse'
+
+/**
+ * The boundary of a multipart/form-data Content-Type, or a BadRequest. The
+ * parameters are read strictly (RFC 9110 §5.6.6: token "=" token or
+ * quoted-string, separated by ";"), in one pass without a regular expression,
+ * so whatever passes reads the same to busboy's laxer parser; the boundary
+ * must then be what RFC 2046 §5.1.1 allows: 1-70 of its bchars, not ending in
+ * a space.
+ */
+export function multipartBoundary(contentType: string | undefined): string {
+  const value = contentType ?? ''
+  let boundary: string | undefined
+  let i = value.indexOf(';')
+  while (i !== -1 && i < value.length) {
+    // value[i] is a ";": an optional parameter follows (empty ones are allowed).
+    i = skipOws(value, i + 1)
+    if (i === value.length) break
+    if (value[i] === ';') continue
+    const nameStart = i
+    while (i < value.length && isTchar(value.charCodeAt(i))) i++
+    const name = value.slice(nameStart, i).toLowerCase()
+    if (name === '' || value[i] !== '=') throw new BadRequest(MALFORMED_TYPE)
+    i++
+    let parameter: string
+    if (value[i] === '"') {
+      const quoted = readQuotedString(value, i)
+      if (quoted === null) throw new BadRequest(MALFORMED_TYPE)
+      parameter = quoted.text
+      i = quoted.end
+    } else {
+      const valueStart = i
+      while (i < value.length && isTchar(value.charCodeAt(i))) i++
+      if (i === valueStart) throw new BadRequest(MALFORMED_TYPE)
+      parameter = value.slice(valueStart, i)
+    }
+    i = skipOws(value, i)
+    if (i < value.length && value[i] !== ';') throw new BadRequest(MALFORMED_TYPE)
+    if (name === 'boundary*') throw new BadRequest('the multipart boundary must be a plain boundary= parameter')
+    if (name === 'boundary') {
+      if (boundary !== undefined) throw new BadRequest('the Content-Type gives the multipart boundary more than once')
+      boundary = parameter
+    }
+  }
+  if (boundary === undefined || boundary === '') throw new BadRequest('malformed multipart/form-data request: the Content-Type has no boundary')
+  if (boundary.length > MAX_BOUNDARY_LENGTH) {
+    throw new BadRequest(`the multipart boundary is longer than ${MAX_BOUNDARY_LENGTH} characters (RFC 2046)`)
+  }
+  for (let k = 0; k < boundary.length; k++) {
+    if (!isBchar(boundary.charCodeAt(k))) {
+      throw new BadRequest("the multipart boundary may hold only letters, digits, spaces and '()+_,-./:=? (RFC 2046)")
+    }
+  }
+  if (boundary.endsWith(' ')) throw new BadRequest('the multipart boundary may not end with a space (RFC 2046)')
+  return boundary
+}
+
+/** A quoted-string starting at value[start] (a DQUOTE): its unescaped text and the index after its closing quote. */
+function readQuotedString(value: string, start: number): { text: string; end: number } | null {
+  const pieces: string[] = []
+  let from = start + 1
+  for (let i = from; i < value.length; i++) {
+    const code = value.charCodeAt(i)
+    if (code === 0x22) {
+      pieces.push(value.slice(from, i))
+      return { text: pieces.join(''), end: i + 1 }
+    }
+    if (code === 0x5c) {
+      // quoted-pair: the next character stands for itself.
+      if (i + 1 === value.length) return null
+      pieces.push(value.slice(from, i))
+      from = i + 1
+      i++
+    }
+  }
+  return null
+}
+
+function skipOws(value: string, from: number): number {
+  let i = from
+  while (i < value.length && (value[i] === ' ' || value[i] === '\t')) i++
+  return i
+}
+
+/** RFC 9110 §5.6.2 tchar. */
+function isTchar(code: number): boolean {
+  return isAlnum(code) || (code < 0x80 && "!#$%&'*+-.^_`|~".includes(String.fromCharCode(code)))
+}
+
+/** RFC 2046 §5.1.1 bchars (space included). */
+function isBchar(code: number): boolean {
+  return isAlnum(code) || (code < 0x80 && "'()+_,-./:=? ".includes(String.fromCharCode(code)))
+}
+
+function isAlnum(code: number): boolean {
+  return (code >= 0x30 && code <= 0x39) || (code >= 0x41 && code <= 0x5a) || (code >= 0x61 && code <= 0x7a)
 }
 
 /**

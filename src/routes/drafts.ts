@@ -39,16 +39,16 @@ export default async function draftsRoutes(app: App): Promise<void> {
     schema: {
       summary: 'Autosave a draft',
       description: 'Creates the draft if the UUID is new (owned by the caller), else updates it; someone else\'s draft is 404. '
-        + 'The body may be at most 256 KiB.',
+        + 'The body may be at most 256 KiB. Creating a draft when the caller already has the most allowed (100 by default) is 409.',
       tags: ['drafts'],
       security: bearerAuth,
       body: DraftSaveBody,
-      response: { 200: DraftSaved, ...errorResponses(400, 401, 404, 413) },
+      response: { 200: DraftSaved, ...errorResponses(400, 401, 404, 409, 413) },
     },
   }, async (request) => {
     const data = request.body.data as Record<string, unknown>
     checkDraftData(data)
-    const updatedAt = await saveDraft(app.db, request.user!.id, draftId(request.body.draft), JSON.stringify(data))
+    const updatedAt = await saveDraft(app.db, request.user!.id, draftId(request.body.draft), JSON.stringify(data), app.config.userQuotas.drafts)
     if (updatedAt === undefined) throw new NotFound('draft not found')
     return { saved: true, updated_at: updatedAt }
   })
@@ -66,7 +66,7 @@ export default async function draftsRoutes(app: App): Promise<void> {
   }, async (request) => {
     const draft = await findOwnedDraft(app.db, request.user!.id, draftId(request.query.draft))
     if (!draft) throw new NotFound('draft not found')
-    await purgeDrafts(app.db, app.store, [draft.id])
+    await purgeDrafts(app.db, app.store, [draft.id], request.log)
     return { success: true }
   })
 

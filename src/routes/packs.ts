@@ -84,7 +84,14 @@ export default async function packsRoutes(app: App): Promise<void> {
     if (answer === null) throw new NotFound('pack not found')
     // Clients may cache, but must ask every time: a new version has to be seen at once.
     reply.header('etag', answer.etag).header('cache-control', 'no-cache')
-    if (noneMatch(request.headers['if-none-match'], answer.etag)) return reply.code(304).send(null)
+    if (noneMatch(request.headers['if-none-match'], answer.etag)) {
+      // No content, so no Content-Length: a serialised null once claimed 4 bytes that never came, and strict
+      // clients waited for them. Fastify's automatic HEAD route states the length of whatever it is handed
+      // ("0" for nothing), so HEAD is handed the 200's body: its length and type are the only ones RFC 9110
+      // §8.6 allows on a 304, and no body goes out after a HEAD.
+      if (request.method !== 'HEAD') return reply.code(304).send(undefined as never)
+      return reply.code(304).type('application/json; charset=utf-8').send(answer.body as never)
+    }
     // A string with a JSON content type goes out as is; the response schema still documents it.
     return reply.type('application/json; charset=utf-8').send(answer.body as unknown as PackLatestBody)
   })

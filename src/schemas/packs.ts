@@ -96,12 +96,22 @@ export const PackParams = Type.Object({
   pack_id: Type.String({ description: 'Matched case-insensitively.' }),
 })
 
+/**
+ * Far past any real listing, and small enough that (page - 1) * per_page stays
+ * an exact integer both databases accept as an OFFSET: page=1e300 is a whole
+ * number too, and the databases failed on its offset. (Text that is not
+ * decimal digits, "Infinity" included, is refused before validation:
+ * src/http/text-input.ts.)
+ */
+export const MAX_PAGE = 100_000
+export const MAX_PER_PAGE = 100
+
 export const PackListQuery = Type.Object({
   q: Type.Optional(Type.String({ description: 'Part of the title, case-insensitive.' })),
   tag: Type.Optional(Type.String({ description: 'Only packs with this tag (name, case-insensitive).' })),
   category: Type.Optional(Type.String({ description: 'Only packs in this category (key).' })),
-  page: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
-  per_page: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+  page: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1 })),
+  per_page: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PER_PAGE, default: 20 })),
 })
 
 /** The multipart body of a new version, for the docs; the route reads the parts as a stream. */

@@ -2,7 +2,7 @@
 // only through FileStore, so the local disk can be swapped for object storage
 // by configuration.
 import type { Readable } from 'node:stream'
-import { ConfigError } from '../config.js'
+import { ConfigError, redactUrl } from '../config.js'
 import { LocalFileStore } from './local.js'
 import { S3FileStore } from './s3.js'
 
@@ -11,6 +11,30 @@ export interface ByteRange {
   start: number
   /** Last byte, inclusive (as in HTTP Range). */
   end: number
+}
+
+/** One stored object, as `FileStore.list()` reports it. */
+export interface StoredObject {
+  key: string
+  size: number
+  /** When its bytes were last written. */
+  modifiedAt: Date
+}
+
+/**
+ * A write that started and never finished, so it holds bytes under no key: a
+ * `.partial` file on disk, a multipart upload on S3. A process killed in the
+ * middle of a put leaves one; nothing else ever removes it.
+ */
+export interface UnfinishedWrite {
+  /** The key the write was for. */
+  key: string
+  /** What names this write to `discardUnfinished` (a file name, an upload id). */
+  id: string
+  /** Bytes held so far, when the store can tell (S3 does not say without a request per upload). */
+  size: number | null
+  /** The last sign of life: the file's last write on disk, the upload's start on S3. */
+  modifiedAt: Date
 }
 
 export interface FileStore {
@@ -24,6 +48,18 @@ export interface FileStore {
   get(key: string, range?: ByteRange): Promise<Readable>
   /** Removes the bytes; removing a missing key is not an error. */
   delete(key: string): Promise<void>
+  /**
+   * Every stored object, in ascending key order (keys are ASCII, so code unit
+   * and byte order agree, as they do for the database's `order by`), starting
+   * after `after` when given. Unfinished writes are not objects and are not
+   * listed here. Entries that are not this store's (a key it could not have
+   * written) are skipped.
+   */
+  list(options?: { after?: string }): AsyncIterable<StoredObject>
+  /** The unfinished writes, in no particular order. */
+  listUnfinished(): AsyncIterable<UnfinishedWrite>
+  /** Drops an unfinished write's bytes; one that is already gone is not an error. */
+  discardUnfinished(write: UnfinishedWrite): Promise<void>
   /** Releases connections; the store is not used after. */
   close(): Promise<void>
   /**
@@ -36,5 +72,5 @@ export interface FileStore {
 export function openFileStore(storageUrl: string): FileStore {
   if (storageUrl.startsWith('file:')) return new LocalFileStore(storageUrl.slice('file:'.length))
   if (storageUrl.startsWith('s3:')) return S3FileStore.fromUrl(storageUrl)
-  throw new ConfigError(`STORAGE_URL: "${storageUrl}" must be file:<dir> or s3://<bucket>?endpoint=...&region=...`)
+  throw new ConfigError(`STORAGE_URL: "${redactUrl(storageUrl)}" must be file:<dir> or s3://<bucket>?endpoint=...&region=...`)
 }

@@ -71,7 +71,9 @@ describe('gate', () => {
   test('HTML interpolations are escaped on the gate page', async () => {
     const res = await site.app.inject({ url: '/gate/?next=/"><script>alert(1)</script>' })
     assert.ok(!res.body.includes('<script>alert(1)'))
-    assert.match(res.body, /&quot;&gt;&lt;script&gt;/)
+    // safeNext percent-encodes what a URL cannot hold raw; the characters a path keeps must still be escaped in HTML.
+    const kept = await site.app.inject({ url: `/gate/?next=${encodeURIComponent("/it's&more")}` })
+    assert.match(kept.body, /value="\/it&#39;s&amp;more"/)
     assert.match(String(res.headers['content-security-policy']), /default-src 'none'/)
   })
 })
