@@ -47,7 +47,10 @@ export async function readFileForm<F>(request: FastifyRequest, handlers: FileFor
   if (!request.isMultipart()) throw new BadRequest(`expected a multipart/form-data request with a "${handlers.fileField}" part`)
   // Checked before the parser exists: busboy throws a plain Error (a 500) on a boundary over 256 characters.
   const boundary = multipartBoundary(request.headers['content-type'])
-  const ending = new ClosingDelimiterWatch(boundary)
+  const ending = new PartWatch(boundary)
+  // A part the parser would skip stalls it (see PartWatch): the wait for the next part races this.
+  const refused = new Promise<never>((_resolve, reject) => { ending.onRefuse = (detail) => reject(new BadRequest(detail)) })
+  refused.catch(() => {})
   // Paused first, so this listener cannot start the flow before the parser is piped in.
   request.raw.pause()
   request.raw.on('data', (chunk: Buffer) => ending.push(chunk))
@@ -55,13 +58,24 @@ export async function readFileForm<F>(request: FastifyRequest, handlers: FileFor
   const fields = new Map<string, string>()
   let file: F | undefined
   try {
-    for await (const part of request.parts()) {
+    const parts = request.parts()[Symbol.asyncIterator]()
+    for (;;) {
+      const next = await Promise.race([parts.next(), refused])
+      if (next.done) break
+      const part = next.value
+      // busboy gives a part without a name an undefined fieldname.
+      if (typeof part.fieldname !== 'string' || part.fieldname === '') {
+        if (part.type === 'file') part.file.resume()
+        throw new BadRequest('a multipart part has no name: every part needs Content-Disposition: form-data; name="..."')
+      }
       if (part.type === 'file') {
         if (part.fieldname !== handlers.fileField) {
           part.file.resume()
           throw new BadRequest(`unexpected file part "${part.fieldname}": send the file in the "${handlers.fileField}" part`)
         }
-        file = await handlers.onFile(part, fields)
+        // If a later part is refused while this file streams, the connection is closed after the 400,
+        // which fails the file's stream, and ingest removes what it stored.
+        file = await Promise.race([handlers.onFile(part, fields), refused])
         continue
       }
       if (part.fieldname === handlers.fileField) {
@@ -97,7 +111,7 @@ export async function readFileForm<F>(request: FastifyRequest, handlers: FileFor
  * boundary means the body was cut off or is not multipart. Anything else
  * (storage failing mid-upload) stays a server error.
  */
-function asClientError(error: unknown, request: FastifyRequest, ending: ClosingDelimiterWatch): unknown {
+function asClientError(error: unknown, request: FastifyRequest, ending: PartWatch): unknown {
   if (error instanceof DomainError) return error
   const code = (error as { code?: unknown }).code
   if (code === 'FST_FILES_LIMIT') return new BadRequest('only one file may be sent per request')
@@ -209,29 +223,120 @@ function isAlnum(code: number): boolean {
   return (code >= 0x30 && code <= 0x39) || (code >= 0x41 && code <= 0x5a) || (code >= 0x61 && code <= 0x7a)
 }
 
+/** At most this many bytes of headers per part; busboy's own default is 80 KiB, far beyond any form's. */
+const MAX_PART_HEADER_BYTES = 8 * 1024
+const CRLF_CRLF = Buffer.from('\r\n\r\n')
+
 /**
- * Watches the raw body for the multipart closing delimiter (CRLF "--" boundary
- * "--"). The parser stops at the first one, so its presence is exactly "the
- * form was complete".
+ * Watches the raw body beside the parser, for two things the parser does not
+ * say. Whether the closing delimiter arrived: @fastify/multipart ends the
+ * parts quietly at "unexpected end of form", so a body cut off after the file
+ * would otherwise parse as a shorter, well-formed form. And parts busboy would
+ * skip (no Content-Disposition, one that is not form-data, a line break inside
+ * a header value): @fastify/busboy 3.2 stalls on a skipped part longer than
+ * its 16 KiB buffer, and the request would wait for its timeout. Such parts
+ * are refused as soon as their headers have arrived. One pass, no regular
+ * expression; only a part's header block (at most 8 KiB) is kept.
  */
-class ClosingDelimiterWatch {
+class PartWatch {
   seen = false
+  onRefuse: (detail: string) => void = () => {}
+  private refused = false
   private readonly delimiter: Buffer
-  // The parser reads the body as if it began with CRLF, so a form with no parts still closes.
-  private tail = Buffer.from('\r\n')
+  private readonly closing: Buffer
+  /** Bytes not yet decided: a possible start of the delimiter, or the header block being read. */
+  private pending: Buffer
+  private inHeaders = false
 
   constructor(boundary: string) {
-    this.delimiter = Buffer.from(`\r\n--${boundary}--`)
+    this.delimiter = Buffer.from(`\r\n--${boundary}`)
+    this.closing = Buffer.from(`\r\n--${boundary}--`)
+    // The parser reads the body as if it began with CRLF, so a form with no parts still closes.
+    this.pending = Buffer.from('\r\n')
   }
 
   push(chunk: Buffer): void {
-    if (this.seen) return
-    const overlap = this.delimiter.length - 1
-    const seam = Buffer.concat([this.tail, chunk.subarray(0, overlap)])
-    if (seam.includes(this.delimiter) || chunk.includes(this.delimiter)) {
-      this.seen = true
-      return
+    if (this.seen || this.refused) return
+    // Most chunks are file bytes: search them in place, and copy only when a delimiter starts in the kept tail.
+    let data = chunk
+    if (this.inHeaders || this.pending.length > 0) {
+      const seam = this.inHeaders ? undefined : Buffer.concat([this.pending, chunk.subarray(0, this.closing.length + 2)])
+      const straddles = seam === undefined || seam.indexOf(this.delimiter) >= 0 && seam.indexOf(this.delimiter) < this.pending.length
+      if (straddles) data = Buffer.concat([this.pending, chunk])
     }
-    this.tail = chunk.length >= overlap ? Buffer.from(chunk.subarray(chunk.length - overlap)) : seam.subarray(Math.max(0, seam.length - overlap))
+    for (;;) {
+      if (this.inHeaders) {
+        const end = data.indexOf(CRLF_CRLF)
+        if ((end < 0 ? data.length : end) > MAX_PART_HEADER_BYTES) return this.refuse(`a multipart part's headers are longer than ${MAX_PART_HEADER_BYTES} bytes`)
+        if (end < 0) {
+          this.pending = data
+          return
+        }
+        const fault = partHeaderFault(data.subarray(0, end + 2))
+        if (fault) return this.refuse(fault)
+        this.inHeaders = false
+        data = data.subarray(end + 4)
+        continue
+      }
+      const at = data.indexOf(this.delimiter)
+      if (at < 0) {
+        // Keep only what could be the start of a delimiter split across chunks (a tiny chunk adds to the old tail).
+        const keep = this.closing.length - 1
+        const whole = data === chunk && chunk.length < keep ? Buffer.concat([this.pending, chunk]) : data
+        this.pending = Buffer.from(whole.subarray(Math.max(0, whole.length - keep)))
+        return
+      }
+      const after = at + this.delimiter.length
+      if (data.length < after + 2) {
+        this.pending = Buffer.from(data.subarray(at))
+        return
+      }
+      if (data[after] === 0x2d && data[after + 1] === 0x2d) {
+        this.seen = true
+        return
+      }
+      // The rest of the delimiter line (transport padding) up to its CRLF, then the part's headers.
+      const lineEnd = data.indexOf('\r\n', after)
+      if (lineEnd < 0) {
+        if (data.length - after > MAX_PART_HEADER_BYTES) return this.refuse('malformed multipart/form-data body: a boundary line does not end')
+        this.pending = Buffer.from(data.subarray(at))
+        return
+      }
+      this.inHeaders = true
+      // Headers start right after the line's CRLF; keep that CRLF so an empty header block reads as CRLF CRLF.
+      data = data.subarray(lineEnd)
+    }
   }
+
+  private refuse(detail: string): void {
+    this.refused = true
+    this.pending = Buffer.alloc(0)
+    this.onRefuse(detail)
+  }
+}
+
+/**
+ * Why busboy would skip a part with these headers (CRLF, then header lines
+ * each ending in CRLF), or undefined. Header names are ASCII, compared
+ * without regard to case.
+ */
+export function partHeaderFault(block: Buffer): string | undefined {
+  const text = block.toString('latin1')
+  let disposition: string | undefined
+  let start = 2
+  while (start < text.length) {
+    const end = text.indexOf('\r\n', start)
+    const line = text.slice(start, end < 0 ? text.length : end)
+    start = end < 0 ? text.length : end + 2
+    if (line.includes('\r') || line.includes('\n')) return 'a multipart part header contains a bare line break'
+    if (line === '') continue
+    if (line[0] === ' ' || line[0] === '\t') return 'a multipart part header is folded over several lines'
+    const colon = line.indexOf(':')
+    if (colon > 0 && line.slice(0, colon).trim().toLowerCase() === 'content-disposition') disposition = line.slice(colon + 1).trim()
+  }
+  if (disposition === undefined) return 'a multipart part has no Content-Disposition header'
+  if (disposition.slice(0, 9).toLowerCase() !== 'form-data' || (disposition.length > 9 && disposition[9] !== ';' && disposition[9] !== ' ')) {
+    return 'a multipart part\'s Content-Disposition is not form-data'
+  }
+  return undefined
 }
