@@ -3,13 +3,14 @@
 // Exit codes: 0 done; 1 the command was refused (message on stderr);
 // 2 the command line itself is wrong (usage on stderr).
 import { parseArgs, type ParseArgsConfig } from 'node:util'
-import { ConfigError, loadConfig } from './config.js'
+import { ConfigError, loadConfig, parseDuration } from './config.js'
 import { migrateToLatest, openDatabase, type Db } from './db/index.js'
 import { createApiToken, createUser, setStaff } from './auth/accounts.js'
 import { Gate } from './auth/gate.js'
 import { DomainError } from './domain/errors.js'
 import { createCategory, createTag } from './domain/tags.js'
 import { exportSite, importSite } from './domain/site-transfer.js'
+import { formatFinding, formatSummary, runDoctor } from './domain/doctor.js'
 import { openFileStore, type FileStore } from './storage/index.js'
 import type { Config } from './config.js'
 
@@ -22,7 +23,8 @@ interface Command {
   positionals: string[]
   options: Options
   required?: string[]
-  run(db: Db, args: string[], values: Values, out: (line: string) => void, config: Config): Promise<void>
+  /** Resolves to the exit code when it is not 0 (a check that found problems), or nothing. */
+  run(db: Db, args: string[], values: Values, out: (line: string) => void, config: Config): Promise<number | void>
 }
 
 const MAX_TOKEN_NAME = 64
@@ -121,6 +123,32 @@ const COMMANDS: Record<string, Command> = {
       out(`imported ${report.rows} rows and ${report.files} files (${report.bytes} bytes) from ${dir}; every file's SHA-256 matched`)
     },
   },
+  'doctor': {
+    usage: 'doctor [--repair] [--min-age <duration>]',
+    summary: 'check that stored files and rows agree (orphan files, rows without files, half-published packs); --repair fixes what is safe',
+    positionals: [],
+    options: { repair: { type: 'boolean' }, 'min-age': { type: 'string' } },
+    async run(db, _args, values, out, config) {
+      let graceMs = config.orphanGraceMs
+      if (typeof values['min-age'] === 'string') {
+        // "0" is allowed here (unlike PACKS_ORPHAN_GRACE): with no server and no import running, nothing is in flight.
+        try {
+          graceMs = values['min-age'].trim() === '0' ? 0 : parseDuration('--min-age', values['min-age'])
+        } catch (error) {
+          throw new UsageError((error as Error).message)
+        }
+      }
+      const report = await withFileStore(config, (store) => runDoctor(db, store, {
+        repair: values.repair === true ? 'all' : 'report',
+        graceMs,
+        onFinding: (finding) => out(formatFinding(finding)),
+      }))
+      out(`packs doctor: ${formatSummary(report, graceMs)}`)
+      if (report.remaining === 0) return
+      process.stderr.write(`packs: ${report.remaining} problem${report.remaining === 1 ? '' : 's'} remain${report.remaining === 1 ? 's' : ''}${values.repair === true ? ' after repair' : ' (packs doctor --repair fixes what is safe to fix)'}\n`)
+      return 1
+    },
+  },
 }
 
 /** The configured store, checked as the server checks it at start, closed after `use`. */
@@ -201,8 +229,7 @@ async function main(argv: string[]): Promise<number> {
     const config = loadConfig(process.env)
     db = openDatabase(config.databaseUrl)
     await migrateToLatest(db)
-    await command.run(db, parsed.args, parsed.values, (line) => process.stdout.write(`${line}\n`), config)
-    return 0
+    return (await command.run(db, parsed.args, parsed.values, (line) => process.stdout.write(`${line}\n`), config)) ?? 0
   } catch (error) {
     if (error instanceof UsageError) return usageFailure(error.message, command)
     // Refusals (taken, invalid, unknown) and configuration problems are one line; never a stack.

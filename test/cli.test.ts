@@ -5,7 +5,7 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { createHash } from 'node:crypto'
+import { createHash, randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -15,6 +15,7 @@ import { loadConfig } from '../src/config.js'
 import type { App } from '../src/http/types.js'
 import { expectError } from './helpers/app.js'
 import { createTestDatabase, type TestDatabase } from './helpers/database.js'
+import { datapack, multipart, png } from './helpers/fixtures.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const GATE = 'env-gate-password'
@@ -233,5 +234,133 @@ describe('packs CLI', () => {
       await packs(dataDir, ['user', 'create', 'frank', '--password', 'frank-password'], { DATABASE_URL: 'postgres://packs@127.0.0.1:1/packs' }),
       /configuration error: DATABASE_URL: cannot connect to the PostgreSQL database: .*ECONNREFUSED/,
     )
+  })
+})
+
+describe('packs export, import and doctor', () => {
+  const sites: { dir: string; database: TestDatabase }[] = []
+  /** A fresh site: a data directory and, on PostgreSQL, a database of its own. */
+  async function newSite(): Promise<{ dir: string; env: Record<string, string> }> {
+    const site = { dir: fs.mkdtempSync(path.join(os.tmpdir(), 'packs-cli-site-')), database: await createTestDatabase() }
+    sites.push(site)
+    return { dir: site.dir, env: site.database.url ? { DATABASE_URL: site.database.url } : {} }
+  }
+  after(async () => {
+    for (const site of sites) {
+      await site.database.drop()
+      fs.rmSync(site.dir, { recursive: true, force: true })
+    }
+  })
+
+  let source: { dir: string; env: Record<string, string> }
+  let exportDir: string
+  let fileIds: string[]
+  before(async () => {
+    source = await newSite()
+    ok(await packs(source.dir, ['user', 'create', 'erin', '--password', 'erin-password'], source.env))
+    const token = ok(await packs(source.dir, ['token', 'create', 'erin'], source.env)).stdout.trimEnd().split('\n').at(-1)!
+    const app = await buildApp(loadConfig({ PACKS_DATA_DIR: source.dir, PACKS_MASTER_PASSWORD: GATE, ...source.env }), { logger: false, sweep: false })
+    try {
+      for (const kind of ['thumbnail', 'media']) {
+        const body = multipart([{ name: 'kind', value: kind }, { name: 'file', value: png(2, 2), filename: 'a.png' }])
+        const res = await app.inject({ method: 'POST', url: '/api/uploads/', headers: { authorization: `Bearer erin ${token}`, ...body.headers }, payload: body.payload })
+        assert.equal(res.statusCode, 200, res.body)
+      }
+      fileIds = (await app.db.selectFrom('files').select('id').execute()).map((f) => f.id)
+    } finally {
+      await app.close()
+    }
+    exportDir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'packs-cli-export-')), 'site')
+    sites.push({ dir: path.dirname(exportDir), database: { url: undefined, drop: async () => {} } })
+    // However permissive the umask, an export holds the site secret and every password hash.
+    const umask = process.umask(0)
+    try {
+      ok(await packs(source.dir, ['export', exportDir], source.env))
+    } finally {
+      process.umask(umask)
+    }
+  })
+
+  test('an export is readable by its owner only: directories 0700, files 0600, whatever the umask', () => {
+    const entries = fs.readdirSync(exportDir, { recursive: true }) as string[]
+    assert.ok(entries.includes('manifest.json') && entries.includes(path.join('tables', 'settings.jsonl')))
+    assert.equal(fileIds.length, 2)
+    for (const id of fileIds) assert.ok(entries.includes(path.join('files', id)))
+    assert.equal(fs.statSync(exportDir).mode & 0o777, 0o700)
+    for (const entry of entries) {
+      const stats = fs.statSync(path.join(exportDir, entry))
+      assert.equal(stats.mode & 0o777, stats.isDirectory() ? 0o700 : 0o600, `${entry} is ${(stats.mode & 0o777).toString(8)}`)
+    }
+  })
+
+  test('an import of an export that lacks a file: one line, exit 1, nothing imported', async () => {
+    const damaged = path.join(path.dirname(exportDir), 'damaged')
+    fs.cpSync(exportDir, damaged, { recursive: true })
+    fs.rmSync(path.join(damaged, 'files', fileIds[1]!))
+    const target = await newSite()
+    refused(await packs(target.dir, ['import', damaged], target.env), new RegExp(`^packs: .*lacks files/${fileIds[1]}.*incomplete, nothing was imported$`))
+    const stored = fs.existsSync(path.join(target.dir, 'files')) ? (fs.readdirSync(path.join(target.dir, 'files'), { recursive: true }) as string[]) : []
+    assert.deepEqual(stored.filter((p) => fs.statSync(path.join(target.dir, 'files', p)).isFile()), [])
+    // The same site takes the complete export.
+    ok(await packs(target.dir, ['import', exportDir], target.env))
+    ok(await packs(target.dir, ['doctor'], target.env))
+  })
+
+  test('doctor: exit 0 when clean; what a crash leaves is found (exit 1) and repaired (exit 0); a published file\'s missing bytes remain (exit 1)', async () => {
+    const clean = ok(await packs(source.dir, ['doctor'], source.env))
+    assert.match(clean.stdout, /^packs doctor: checked 2 file rows, 2 stored objects and 0 unfinished writes; no problems$/m)
+
+    // A crash: bytes stored an hour and a half ago with no row, and a write that never finished.
+    const orphan = randomUUID()
+    const partial = `${randomUUID()}.${randomUUID()}.partial`
+    const files = path.join(source.dir, 'files')
+    for (const name of [orphan, partial]) {
+      fs.mkdirSync(path.join(files, name.slice(0, 2)), { recursive: true })
+      fs.writeFileSync(path.join(files, name.slice(0, 2), name), 'left by a crash')
+      const old = new Date(Date.now() - 90 * 60_000)
+      fs.utimesSync(path.join(files, name.slice(0, 2), name), old, old)
+    }
+    const young = randomUUID()
+    fs.mkdirSync(path.join(files, young.slice(0, 2)), { recursive: true })
+    fs.writeFileSync(path.join(files, young.slice(0, 2), young), 'an upload in progress, maybe')
+
+    const found = await packs(source.dir, ['doctor'], source.env)
+    assert.equal(found.code, 1, found.stderr)
+    assert.match(found.stdout, new RegExp(`^found {4}orphan-object ${orphan}: 15 bytes stored .* with no file row; packs doctor --repair removes it$`, 'm'))
+    assert.match(found.stdout, new RegExp(`^found {4}unfinished-write ${partial.replace(/\./g, '\\.')}: 15 bytes, last written`, 'm'))
+    assert.match(found.stdout, /; 2 found, 0 repaired, 2 remaining; left alone: 1 younger than 70m \(uploads may be in progress\)$/m)
+    assert.match(found.stderr, /^packs: 2 problems remain \(packs doctor --repair fixes what is safe to fix\)$/m)
+
+    const repaired = ok(await packs(source.dir, ['doctor', '--repair'], source.env))
+    assert.match(repaired.stdout, new RegExp(`^repaired orphan-object ${orphan}:`, 'm'))
+    assert.match(repaired.stdout, /; 2 found, 2 repaired, 0 remaining; left alone: 1 younger/m)
+    assert.ok(fs.existsSync(path.join(files, young.slice(0, 2), young)), 'a young file is kept')
+    ok(await packs(source.dir, ['doctor', '--repair', '--min-age', '0'], source.env))
+    assert.ok(!fs.existsSync(path.join(files, young.slice(0, 2), young)), '--min-age 0: nothing is in flight, so nothing is young')
+    usageError(await packs(source.dir, ['doctor', '--min-age', 'soon'], source.env), /--min-age: "soon" is not a duration/)
+
+    // The bytes of a published version, gone: reported, never repaired by removing the version.
+    const app = await buildApp(loadConfig({ PACKS_DATA_DIR: source.dir, PACKS_MASTER_PASSWORD: GATE, ...source.env }), { logger: false, sweep: false })
+    let versionFile: string
+    try {
+      const token = ok(await packs(source.dir, ['token', 'create', 'erin'], source.env)).stdout.trimEnd().split('\n').at(-1)!
+      const auth = { authorization: `Bearer erin ${token}` }
+      const draft = randomUUID()
+      const saved = await app.inject({ method: 'POST', url: '/api/draft/', headers: auth, payload: { draft, data: { title: 'Doctor Pack', version_name: '1.0' } } })
+      assert.equal(saved.statusCode, 200, saved.body)
+      const body = multipart([{ name: 'kind', value: 'version' }, { name: 'draft_uuid', value: draft }, { name: 'file', value: await datapack(48), filename: 'p.zip' }])
+      const uploaded = await app.inject({ method: 'POST', url: '/api/uploads/', headers: { ...auth, ...body.headers }, payload: body.payload })
+      assert.equal(uploaded.statusCode, 200, uploaded.body)
+      versionFile = /files\/([0-9a-f-]{36})\//.exec(uploaded.json().url as string)![1]!
+      const published = await app.inject({ method: 'POST', url: '/api/draft/publish/', headers: auth, payload: { draft } })
+      assert.equal(published.statusCode, 201, published.body)
+    } finally {
+      await app.close()
+    }
+    fs.rmSync(path.join(files, versionFile.slice(0, 2), versionFile))
+    const lost = await packs(source.dir, ['doctor', '--repair'], source.env)
+    assert.equal(lost.code, 1)
+    assert.match(lost.stdout, new RegExp(`^PROBLEM  missing-bytes ${versionFile}: PUBLISHED file .* of version erin:doctor-pack 1\\.0 has no stored bytes: downloads of it fail; restore key ${versionFile} from a backup of the store$`, 'm'))
+    assert.match(lost.stderr, /^packs: 1 problem remains after repair$/m)
   })
 })

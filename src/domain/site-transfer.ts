@@ -7,10 +7,12 @@
 import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
-import { Transform, type Readable } from 'node:stream'
+import { Transform, pipeline as pipe, type Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import type { Db } from '../db/index.js'
+import { clearImportMarker, writeImportMarker } from '../db/doctor.js'
 import type { Database } from '../db/schema.js'
+import { nowIso } from '../db/time.js'
 import type { FileStore } from '../storage/index.js'
 import { BadRequest, Conflict } from './errors.js'
 
@@ -53,11 +55,44 @@ function hashing(hash: ReturnType<typeof createHash>, counter: { bytes: number }
   })
 }
 
-/** Writes the site into `dir` (which must be empty or missing): tables/<table>.jsonl, files/<id>, manifest.json last. */
+// An export holds the site secret (it signs sessions and gate cookies), the
+// gate password's hash and every password and token hash: only its owner may
+// read it, whatever the umask says.
+const PRIVATE_DIR = 0o700
+const PRIVATE_FILE = 0o600
+
+/** Creates (or takes, when it exists) a directory only its owner can enter. */
+function privateDir(dir: string): void {
+  fs.mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR })
+  // mkdir's mode goes through the umask (and leaves an existing directory as it is).
+  fs.chmodSync(dir, PRIVATE_DIR)
+}
+
+/** A new file (never an existing one) readable by its owner only, from its creation on. */
+function openPrivateFile(file: string): number {
+  const fd = fs.openSync(file, 'wx', PRIVATE_FILE)
+  fs.fchmodSync(fd, PRIVATE_FILE)
+  return fd
+}
+
+function writePrivateFile(file: string, text: string): void {
+  const fd = openPrivateFile(file)
+  try {
+    fs.writeFileSync(fd, text)
+  } finally {
+    fs.closeSync(fd)
+  }
+}
+
+/**
+ * Writes the site into `dir` (which must be empty or missing): tables/<table>.jsonl,
+ * files/<id>, manifest.json last. The directories are 0700 and the files 0600: an export is a secret.
+ */
 export async function exportSite(db: Db, store: FileStore, dir: string): Promise<TransferReport> {
   if (fs.existsSync(dir) && fs.readdirSync(dir).length > 0) throw new Conflict(`${dir} is not empty; export into a new directory`)
-  fs.mkdirSync(path.join(dir, 'tables'), { recursive: true })
-  fs.mkdirSync(path.join(dir, 'files'), { recursive: true })
+  privateDir(dir)
+  privateDir(path.join(dir, 'tables'))
+  privateDir(path.join(dir, 'files'))
   const manifest: ExportManifest = {
     format: EXPORT_FORMAT,
     version: EXPORT_VERSION,
@@ -71,14 +106,16 @@ export async function exportSite(db: Db, store: FileStore, dir: string): Promise
   await db.transaction().execute(async (trx) => {
     for (const table of TABLES) {
       const all = await trx.selectFrom(table).selectAll().execute()
-      fs.writeFileSync(path.join(dir, 'tables', `${table}.jsonl`), all.map((row) => JSON.stringify(row)).join('\n') + (all.length ? '\n' : ''))
+      writePrivateFile(path.join(dir, 'tables', `${table}.jsonl`), all.map((row) => JSON.stringify(row)).join('\n') + (all.length ? '\n' : ''))
       manifest.tables[table] = all.length
       rows += all.length
       if (table === 'files') {
         for (const file of all as { id: string; storage_key: string }[]) {
           const hash = createHash('sha256')
           const counter = { bytes: 0 }
-          await pipeline(await store.get(file.storage_key), hashing(hash, counter), fs.createWriteStream(path.join(dir, 'files', file.id)))
+          const bytesOf = await store.get(file.storage_key)
+          const fd = openPrivateFile(path.join(dir, 'files', file.id))
+          await pipeline(bytesOf, hashing(hash, counter), fs.createWriteStream('', { fd }))
           manifest.files[file.id] = { sha256: hash.digest('hex'), size: counter.bytes }
           bytes += counter.bytes
         }
@@ -86,23 +123,60 @@ export async function exportSite(db: Db, store: FileStore, dir: string): Promise
     }
   })
   // Written last: a directory without a manifest is an export that did not finish.
-  fs.writeFileSync(path.join(dir, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n')
+  writePrivateFile(path.join(dir, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n')
   return { rows, files: Object.keys(manifest.files).length, bytes }
 }
 
 export function readManifest(dir: string): ExportManifest {
   const file = path.join(dir, 'manifest.json')
   if (!fs.existsSync(file)) throw new BadRequest(`${dir} has no manifest.json: not a finished packs export`)
-  const manifest = JSON.parse(fs.readFileSync(file, 'utf8')) as ExportManifest
-  if (manifest.format !== EXPORT_FORMAT || manifest.version !== EXPORT_VERSION) {
+  let manifest: ExportManifest
+  try {
+    manifest = JSON.parse(fs.readFileSync(file, 'utf8')) as ExportManifest
+  } catch (error) {
+    throw new BadRequest(`${file} cannot be read as JSON (${(error as Error).message.split('\n')[0]})`)
+  }
+  if (typeof manifest !== 'object' || manifest === null || manifest.format !== EXPORT_FORMAT || manifest.version !== EXPORT_VERSION
+    || typeof manifest.files !== 'object' || manifest.files === null || typeof manifest.tables !== 'object' || manifest.tables === null) {
     throw new BadRequest(`${dir} is not a packs export of version ${EXPORT_VERSION}`)
   }
   return manifest
 }
 
 function readRows(dir: string, table: Table): Record<string, unknown>[] {
-  const text = fs.readFileSync(path.join(dir, 'tables', `${table}.jsonl`), 'utf8')
-  return text.split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as Record<string, unknown>)
+  const file = path.join(dir, 'tables', `${table}.jsonl`)
+  if (!fs.existsSync(file)) throw new BadRequest(`${dir} has no tables/${table}.jsonl: the export is incomplete`)
+  const lines = fs.readFileSync(file, 'utf8').split('\n').filter((line) => line !== '')
+  return lines.map((line, index) => {
+    try {
+      return JSON.parse(line) as Record<string, unknown>
+    } catch {
+      throw new BadRequest(`tables/${table}.jsonl line ${index + 1} is not valid JSON: the export is damaged`)
+    }
+  })
+}
+
+/** Every file the rows name must be in the export before anything is written. */
+function checkExportFiles(dir: string, manifest: ExportManifest, files: readonly { id: string }[]): void {
+  for (const file of files) {
+    const expected = manifest.files[file.id]
+    if (!expected) throw new BadRequest(`file ${file.id} is not in the manifest`)
+    let stats: fs.Stats | undefined
+    try {
+      stats = fs.statSync(path.join(dir, 'files', file.id))
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+    }
+    // A changed file is caught by its SHA-256 on its way in (and what was written is removed again).
+    if (!stats?.isFile()) throw new BadRequest(`${dir} lacks files/${file.id} (${expected.size} bytes in the manifest): the export is incomplete, nothing was imported`)
+  }
+}
+
+/** Unfinished writes an interrupted run of this import left for its own keys (each key is a file id of the export). */
+async function discardEarlierAttempt(store: FileStore, keys: ReadonlySet<string>): Promise<void> {
+  for await (const write of store.listUnfinished()) {
+    if (keys.has(write.key)) await store.discardUnfinished(write)
+  }
 }
 
 /**
@@ -110,6 +184,13 @@ function readRows(dir: string, table: Table): Record<string, unknown>[] {
  * Every file's bytes are checked against the manifest's SHA-256 on the way
  * into the store; the rows go in one transaction, after the files, so a
  * failure leaves no row naming a file that is not there.
+ *
+ * Killed midway, it leaves files without rows: a marker in the settings table
+ * (written before the first file, gone with the transaction that adds the
+ * rows) keeps the server's consistency check from deleting them while it
+ * runs, and tells `packs doctor` an import was interrupted. Running it again
+ * writes over those files and drops its own unfinished writes;
+ * `packs doctor --repair` removes them instead.
  */
 export async function importSite(db: Db, store: FileStore, dir: string): Promise<TransferReport> {
   const manifest = readManifest(dir)
@@ -124,15 +205,20 @@ export async function importSite(db: Db, store: FileStore, dir: string): Promise
     }
   }
 
+  const files = tables.files as { id: string; storage_key: string }[]
+  checkExportFiles(dir, manifest, files)
+
   let bytes = 0
   const written: string[] = []
+  await writeImportMarker(db, { started_at: nowIso(), dir: path.resolve(dir) })
   try {
-    for (const file of tables.files as { id: string; storage_key: string }[]) {
-      const expected = manifest.files[file.id]
-      if (!expected) throw new BadRequest(`file ${file.id} is not in the manifest`)
+    await discardEarlierAttempt(store, new Set(files.map((file) => file.storage_key)))
+    for (const file of files) {
+      const expected = manifest.files[file.id]!
       const hash = createHash('sha256')
       const counter = { bytes: 0 }
-      const source: Readable = fs.createReadStream(path.join(dir, 'files', file.id)).pipe(hashing(hash, counter))
+      // stream.pipeline, not .pipe: a read error must fail the put, not escape as an uncaught exception.
+      const source: Readable = pipe(fs.createReadStream(path.join(dir, 'files', file.id)), hashing(hash, counter), () => {})
       await store.put(file.storage_key, source)
       written.push(file.storage_key)
       const actual = hash.digest('hex')
@@ -152,10 +238,13 @@ export async function importSite(db: Db, store: FileStore, dir: string): Promise
           await trx.insertInto(table).values(rows.slice(i, i + INSERT_BATCH) as never).execute()
         }
       }
+      // Gone with the deleted settings already, unless the export itself carried one.
+      await clearImportMarker(trx)
     })
   } catch (error) {
     // Leave the target as it was: no stored bytes without rows.
     await Promise.all(written.map((key) => store.delete(key).catch(() => {})))
+    await clearImportMarker(db).catch(() => {})
     throw error
   }
   const rows = TABLES.reduce((sum, table) => sum + tables[table].length, 0)

@@ -5,9 +5,34 @@ import { randomUUID } from 'node:crypto'
 import type { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { ConfigError } from '../config.js'
-import type { ByteRange, FileStore } from './index.js'
+import { StorageUnavailable } from '../domain/errors.js'
+import type { ByteRange, FileStore, StoredObject, UnfinishedWrite } from './index.js'
 
 const SAFE_KEY = /^[A-Za-z0-9][A-Za-z0-9._-]*$/
+const PARTIAL_SUFFIX = '.partial'
+/** What put() writes before the rename: `<key>.<random UUID>.partial`. */
+const PARTIAL = /^([A-Za-z0-9][A-Za-z0-9._-]*)\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.partial$/
+
+async function readdirOrEmpty(dir: string): Promise<string[]> {
+  try {
+    return await fsp.readdir(dir)
+  } catch (error) {
+    // A fan-out directory removed by hand while we list is simply empty.
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
+    throw error
+  }
+}
+
+/** A regular file's stats, or undefined when it is gone (deleted between readdir and stat) or not a file. */
+async function statFile(file: string): Promise<fs.Stats | undefined> {
+  try {
+    const stats = await fsp.lstat(file)
+    return stats.isFile() ? stats : undefined
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw error
+  }
+}
 
 /**
  * Files on the local disk. A put writes to a temporary name in the same
@@ -35,26 +60,89 @@ export class LocalFileStore implements FileStore {
 
   async put(key: string, body: Readable): Promise<void> {
     const target = this.pathOf(key)
-    await fsp.mkdir(path.dirname(target), { recursive: true })
     const temporary = `${target}.${randomUUID()}.partial`
+    // Whichever side fails first is the cause (pipeline then fails the other
+    // with it): the source's own error (over the limit, client gone) goes to
+    // the caller as it is; the disk failing is StorageUnavailable.
+    let failedFirst: 'source' | 'disk' | undefined
+    const onSourceError = () => { failedFirst ??= 'source' }
+    const onSourceClose = () => { if (!body.readableEnded) failedFirst ??= 'source' }
+    body.once('error', onSourceError)
+    body.once('close', onSourceClose)
     try {
-      await pipeline(body, fs.createWriteStream(temporary, { flags: 'wx' }))
+      await fsp.mkdir(path.dirname(target), { recursive: true })
+      const sink = fs.createWriteStream(temporary, { flags: 'wx' })
+      sink.once('error', () => { failedFirst ??= 'disk' })
+      await pipeline(body, sink)
       await fsp.rename(temporary, target)
     } catch (error) {
-      await fsp.rm(temporary, { force: true })
-      throw error
+      // A failed removal must not hide why we got here; a stray .partial is the consistency check's to remove.
+      await fsp.rm(temporary, { force: true }).catch(() => {})
+      if (failedFirst === 'source') throw error
+      throw new StorageUnavailable(error)
+    } finally {
+      body.off('error', onSourceError)
+      body.off('close', onSourceClose)
     }
   }
 
   async get(key: string, range?: ByteRange): Promise<Readable> {
     const file = this.pathOf(key)
     // Open first so a missing file rejects here rather than as a stream error mid-response.
-    const handle = await fsp.open(file, 'r')
+    let handle: fsp.FileHandle
+    try {
+      handle = await fsp.open(file, 'r')
+    } catch (error) {
+      // ENOENT keeps its meaning (no such file: the file route's 404); anything else is the disk.
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw error
+      throw new StorageUnavailable(error)
+    }
     return handle.createReadStream(range ? { start: range.start, end: range.end } : {})
   }
 
   async delete(key: string): Promise<void> {
-    await fsp.rm(this.pathOf(key), { force: true })
+    const file = this.pathOf(key)
+    try {
+      await fsp.rm(file, { force: true })
+    } catch (error) {
+      throw new StorageUnavailable(error)
+    }
+  }
+
+  async *list(options: { after?: string } = {}): AsyncIterable<StoredObject> {
+    const after = options.after ?? ''
+    // Every key in a fan-out directory starts with the directory's name, so
+    // directories in order, each one's keys in order, is all keys in order.
+    for (const dir of await this.fanOutDirs()) {
+      if (dir < after.slice(0, dir.length)) continue
+      for (const name of (await readdirOrEmpty(path.join(this.root, dir))).sort()) {
+        if (name <= after || !SAFE_KEY.test(name) || name.endsWith(PARTIAL_SUFFIX) || name.slice(0, 2) !== dir) continue
+        const stats = await statFile(path.join(this.root, dir, name))
+        if (stats) yield { key: name, size: stats.size, modifiedAt: stats.mtime }
+      }
+    }
+  }
+
+  async *listUnfinished(): AsyncIterable<UnfinishedWrite> {
+    for (const dir of await this.fanOutDirs()) {
+      for (const name of await readdirOrEmpty(path.join(this.root, dir))) {
+        const key = PARTIAL.exec(name)?.[1]
+        if (key === undefined || name.slice(0, 2) !== dir) continue
+        const stats = await statFile(path.join(this.root, dir, name))
+        if (stats) yield { key, id: name, size: stats.size, modifiedAt: stats.mtime }
+      }
+    }
+  }
+
+  async discardUnfinished(write: UnfinishedWrite): Promise<void> {
+    if (!PARTIAL.test(write.id)) throw new Error(`not an unfinished write: ${write.id}`)
+    await fsp.rm(this.pathOf(write.id), { force: true })
+  }
+
+  /** The two-character directories under the root, in order. */
+  private async fanOutDirs(): Promise<string[]> {
+    const entries = await fsp.readdir(this.root, { withFileTypes: true })
+    return entries.filter((entry) => entry.isDirectory() && SAFE_KEY.test(entry.name) && entry.name.length <= 2).map((entry) => entry.name).sort()
   }
 
   async close(): Promise<void> {}

@@ -1,14 +1,18 @@
-import type { Readable } from 'node:stream'
+import { PassThrough, type Readable } from 'node:stream'
 import {
   DeleteObjectCommand,
   GetObjectCommand,
   HeadBucketCommand,
   S3Client,
   S3ServiceException,
+  AbortMultipartUploadCommand,
+  ListMultipartUploadsCommand,
+  ListObjectsV2Command,
 } from '@aws-sdk/client-s3'
 import { Upload } from '@aws-sdk/lib-storage'
-import { ConfigError } from '../config.js'
-import type { ByteRange, FileStore } from './index.js'
+import { ConfigError, redactUrl } from '../config.js'
+import { StorageUnavailable } from '../domain/errors.js'
+import type { ByteRange, FileStore, StoredObject, UnfinishedWrite } from './index.js'
 
 const SAFE_KEY = /^[A-Za-z0-9][A-Za-z0-9._-]*$/
 // S3's bucket naming rules (3-63 lowercase letters, digits, dots and hyphens).
@@ -37,14 +41,14 @@ export function parseS3Url(raw: string, env: NodeJS.ProcessEnv = process.env): S
   try {
     url = new URL(raw)
   } catch {
-    throw new ConfigError(`STORAGE_URL: "${raw}" is not a valid s3://<bucket>?endpoint=...&region=... URL`)
+    throw new ConfigError(`STORAGE_URL: "${redactUrl(raw)}" is not a valid s3://<bucket>?endpoint=...&region=... URL`)
   }
   const bucket = url.hostname
   if (url.protocol !== 's3:' || !BUCKET_NAME.test(bucket)) {
-    throw new ConfigError(`STORAGE_URL: "${raw}" must name a bucket (3-63 lowercase letters, digits, dots, hyphens): s3://<bucket>?endpoint=...`)
+    throw new ConfigError(`STORAGE_URL: "${redactUrl(raw)}" must name a bucket (3-63 lowercase letters, digits, dots, hyphens): s3://<bucket>?endpoint=...`)
   }
   if (url.username || url.password || url.port || (url.pathname !== '' && url.pathname !== '/')) {
-    throw new ConfigError(`STORAGE_URL: "${raw}" must be s3://<bucket> with options as query parameters (prefix=... for a key prefix; credentials come from AWS_* variables)`)
+    throw new ConfigError(`STORAGE_URL: "${redactUrl(raw)}" must be s3://<bucket> with options as query parameters (prefix=... for a key prefix; credentials come from AWS_* variables)`)
   }
   for (const name of url.searchParams.keys()) {
     if (!KNOWN_PARAMS.has(name)) throw new ConfigError(`STORAGE_URL: unknown parameter "${name}" (known: ${[...KNOWN_PARAMS].join(', ')})`)
@@ -137,33 +141,73 @@ export class S3FileStore implements FileStore {
   }
 
   async put(key: string, body: Readable): Promise<void> {
+    const objectKey = this.objectKey(key)
+    // lib-storage takes the body's length from whatever fields its Body has
+    // (size, length, byteLength, start/end, path); our upload stream's public
+    // `size` once made every upload above one part fail. It gets a bare
+    // PassThrough instead, so no field of the caller's stream can reach it.
+    // pipe(), not pipeline(): lib-storage giving up on the PassThrough must not
+    // look like an error of the source (see below).
+    const source = new PassThrough()
     const upload = new Upload({
       client: this.client,
-      params: { Bucket: this.location.bucket, Key: this.objectKey(key), Body: body },
+      params: { Bucket: this.location.bucket, Key: objectKey, Body: source },
       partSize: PART_SIZE,
       queueSize: QUEUE_SIZE,
-      leavePartsOnError: false,
+      // Aborted here rather than by lib-storage, whose failed abort (405 from a
+      // server without AbortMultipartUpload) would replace the error behind it.
+      leavePartsOnError: true,
     })
-    // The caller needs the source's own error (e.g. "over the size limit"),
-    // not whatever the abort of the multipart upload reported after it.
+    // The caller needs the source's own error (e.g. "over the size limit", the
+    // client gone) as it is; anything else is the store failing.
     let sourceError: unknown
-    const onError = (error: unknown) => { sourceError ??= error }
+    const onError = (error: unknown) => {
+      sourceError ??= error
+      source.destroy(error as Error)
+    }
+    const onClose = () => {
+      if (!body.readableEnded) onError(sourceError ?? new Error('the stream to store was closed before its end'))
+    }
     body.once('error', onError)
+    body.once('close', onClose)
+    body.pipe(source)
     try {
       await upload.done()
     } catch (error) {
+      // Our own destroy below is not the source failing.
+      body.off('error', onError)
+      body.off('close', onClose)
       body.destroy()
-      throw sourceError ?? error
+      source.destroy()
+      await this.abortUpload(objectKey, upload.uploadId)
+      if (sourceError !== undefined) throw sourceError
+      throw new StorageUnavailable(error)
     } finally {
       body.off('error', onError)
+      body.off('close', onClose)
+    }
+  }
+
+  /**
+   * Drops the parts of a multipart upload that will not complete. A failure
+   * here is not the caller's error: the parts stay listed as an unfinished
+   * upload (listUnfinished) for the consistency check to remove.
+   */
+  private async abortUpload(objectKey: string, uploadId: string | undefined): Promise<void> {
+    if (uploadId === undefined) return
+    try {
+      await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.location.bucket, Key: objectKey, UploadId: uploadId }))
+    } catch {
+      // Left for listUnfinished, as said above.
     }
   }
 
   async get(key: string, range?: ByteRange): Promise<Readable> {
+    const objectKey = this.objectKey(key)
     try {
       const response = await this.client.send(new GetObjectCommand({
         Bucket: this.location.bucket,
-        Key: this.objectKey(key),
+        Key: objectKey,
         ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}),
       }))
       return response.Body as Readable
@@ -172,12 +216,69 @@ export class S3FileStore implements FileStore {
         // Same shape as a missing local file, which callers already handle.
         throw Object.assign(new Error(`no stored object for ${key}`), { code: 'ENOENT' })
       }
-      throw error
+      throw new StorageUnavailable(error)
     }
   }
 
   async delete(key: string): Promise<void> {
-    await this.client.send(new DeleteObjectCommand({ Bucket: this.location.bucket, Key: this.objectKey(key) }))
+    const objectKey = this.objectKey(key)
+    try {
+      await this.client.send(new DeleteObjectCommand({ Bucket: this.location.bucket, Key: objectKey }))
+    } catch (error) {
+      throw new StorageUnavailable(error)
+    }
+  }
+
+  async *list(options: { after?: string } = {}): AsyncIterable<StoredObject> {
+    const { bucket, prefix } = this.location
+    let token: string | undefined
+    do {
+      // S3 lists in UTF-8 byte order; all our keys share the prefix, so without it the order holds.
+      const page = await this.client.send(new ListObjectsV2Command({
+        Bucket: bucket,
+        Prefix: prefix,
+        ...(token ? { ContinuationToken: token } : options.after ? { StartAfter: prefix + options.after } : {}),
+      }))
+      for (const object of page.Contents ?? []) {
+        const key = object.Key?.slice(prefix.length)
+        // Deeper "folders" and odd names are not ours: another prefix's site, or someone else's objects.
+        if (key === undefined || !SAFE_KEY.test(key)) continue
+        yield { key, size: object.Size ?? 0, modifiedAt: object.LastModified ?? new Date() }
+      }
+      token = page.IsTruncated ? page.NextContinuationToken : undefined
+    } while (token)
+  }
+
+  async *listUnfinished(): AsyncIterable<UnfinishedWrite> {
+    const { bucket, prefix } = this.location
+    let keyMarker: string | undefined
+    let uploadIdMarker: string | undefined
+    for (;;) {
+      const page = await this.client.send(new ListMultipartUploadsCommand({
+        Bucket: bucket,
+        Prefix: prefix,
+        ...(keyMarker !== undefined ? { KeyMarker: keyMarker, UploadIdMarker: uploadIdMarker } : {}),
+      }))
+      for (const upload of page.Uploads ?? []) {
+        const key = upload.Key?.slice(prefix.length)
+        // Without its start time an upload's age is unknown: it is left alone rather than guessed old.
+        if (key === undefined || !SAFE_KEY.test(key) || !upload.UploadId || !upload.Initiated) continue
+        yield { key, id: upload.UploadId, size: null, modifiedAt: upload.Initiated }
+      }
+      if (!page.IsTruncated || page.NextKeyMarker === undefined) return
+      keyMarker = page.NextKeyMarker
+      uploadIdMarker = page.NextUploadIdMarker
+    }
+  }
+
+  async discardUnfinished(write: UnfinishedWrite): Promise<void> {
+    try {
+      await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.location.bucket, Key: this.objectKey(write.key), UploadId: write.id }))
+    } catch (error) {
+      // Completed or aborted meanwhile (by another instance's check, say): nothing left to drop.
+      if (error instanceof S3ServiceException && (error.name === 'NoSuchUpload' || error.$metadata.httpStatusCode === 404)) return
+      throw error
+    }
   }
 
   async close(): Promise<void> {

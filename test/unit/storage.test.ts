@@ -4,7 +4,7 @@ import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { createHash } from 'node:crypto'
+import { createHash, randomUUID } from 'node:crypto'
 import { Readable } from 'node:stream'
 import v8 from 'node:v8'
 import { runInNewContext } from 'node:vm'
@@ -16,6 +16,7 @@ import { openFileStore } from '../../src/storage/index.js'
 import { LocalFileStore } from '../../src/storage/local.js'
 import { PART_SIZE, S3FileStore, parseS3Url } from '../../src/storage/s3.js'
 import { bucketContents, s3Bucket, stopS3Server, type TestBucket } from '../helpers/s3.js'
+import { PutObjectCommand } from '@aws-sdk/client-s3'
 
 const MiB = 1024 * 1024
 
@@ -226,6 +227,112 @@ for (const backend of [local, s3]) {
       // between that and the object's size.
       assert.ok(growth < 40 * MiB, `live memory grew by ${(growth / MiB).toFixed(1)} MiB while moving 50 MiB`)
       await store.delete('large1')
+    })
+  })
+}
+
+/** A source that sends `first` and then waits: an upload in flight, or one whose process was killed. */
+function stalled(first: Buffer): Readable {
+  let sent = false
+  return new Readable({
+    read() {
+      if (!sent) {
+        sent = true
+        this.push(first)
+      }
+    },
+  })
+}
+
+async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const all: T[] = []
+  for await (const item of items) all.push(item)
+  return all
+}
+
+async function waitFor<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const value = await probe()
+    if (value !== undefined) return value
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+
+// The listing the consistency check (packs doctor) pairs with the file rows.
+for (const backend of [local, s3]) {
+  describe(`FileStore listing: ${backend.name}`, () => {
+    let store: FileStore
+    let contents: () => Promise<string[]>
+    let cleanup: () => Promise<void>
+    // File ids are random UUIDs: keys of one length, as the store holds them.
+    const keys: string[] = Array.from({ length: 7 }, () => randomUUID())
+    const sorted = [...keys].sort()
+    const sizeOf = (key: string) => 100 + keys.indexOf(key) * 37
+
+    before(async () => {
+      ;({ store, contents, cleanup } = await backend.open())
+      for (const key of keys) await store.put(key, Readable.from([pattern(sizeOf(key))]))
+    })
+    after(() => cleanup())
+
+    it('lists every object once, in key order, with its size and time of writing; `after` continues past a key', async () => {
+      const started = Date.now()
+      const listed = await collect(store.list())
+      assert.deepEqual(listed.map((o) => o.key), sorted)
+      for (const object of listed) {
+        assert.equal(object.size, sizeOf(object.key))
+        // S3 keeps whole seconds; the test wrote them moments ago.
+        assert.ok(Math.abs(object.modifiedAt.getTime() - started) < 60_000, `${object.modifiedAt.toISOString()} is about now`)
+      }
+      assert.deepEqual((await collect(store.list({ after: sorted[2]! }))).map((o) => o.key), sorted.slice(3))
+      assert.deepEqual((await collect(store.list({ after: sorted.at(-1)! }))).map((o) => o.key), [])
+      assert.deepEqual((await collect(store.list({ after: '' }))).map((o) => o.key), sorted)
+    })
+
+    it('skips what this store could not have written', async () => {
+      if (store instanceof LocalFileStore) {
+        fs.writeFileSync(path.join(store.root, 'README'), 'a stray file at the root')
+        fs.mkdirSync(path.join(store.root, 'zz'), { recursive: true })
+        fs.writeFileSync(path.join(store.root, 'zz', 'not-in-its-fan-out-dir'), 'x')
+        fs.mkdirSync(path.join(store.root, 'not-a-fan-out-dir'), { recursive: true })
+        fs.writeFileSync(path.join(store.root, 'not-a-fan-out-dir', 'not0'), 'x')
+      } else if (store instanceof S3FileStore) {
+        const { bucket, prefix } = store.location
+        for (const key of [`${prefix}nested/object`, 'outside-the-prefix', `${prefix}with space`]) {
+          await store.client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: 'x' }))
+        }
+      }
+      assert.deepEqual((await collect(store.list())).map((o) => o.key), sorted)
+      assert.deepEqual(await collect(store.listUnfinished()), [])
+    })
+
+    it('an unfinished write is listed apart, with its key and time; discarding it leaves nothing, and its put fails', async () => {
+      const before = await contents()
+      const key = randomUUID()
+      // On S3 the multipart upload starts once a whole part is there.
+      const body = stalled(pattern(store instanceof S3FileStore ? PART_SIZE + 1 : 64 * 1024))
+      const put = store.put(key, body)
+      put.catch(() => {})
+      const write = await waitFor(async () => (await collect(store.listUnfinished())).find((w) => w.key === key), 'the unfinished write')
+      assert.ok(Math.abs(write.modifiedAt.getTime() - Date.now()) < 60_000)
+      if (store instanceof LocalFileStore) assert.equal(write.size, 64 * 1024)
+      else assert.equal(write.size, null)
+      assert.ok(!(await collect(store.list())).some((o) => o.key === key), 'an unfinished write is not an object')
+
+      await store.discardUnfinished(write)
+      await store.discardUnfinished(write)
+      assert.deepEqual(await collect(store.listUnfinished()), [])
+      body.destroy(new Error('the client went away'))
+      await assert.rejects(put)
+      assert.deepEqual(await contents(), before)
+    })
+
+    it('refuses to discard something that is not an unfinished write', { skip: backend !== local && 'on S3 an upload id names nothing else' }, async () => {
+      await assert.rejects(store.discardUnfinished({ key: sorted[0]!, id: sorted[0]!, size: 0, modifiedAt: new Date() }), /not an unfinished write/)
+      await assert.rejects(store.discardUnfinished({ key: 'x', id: '../../etc/passwd.00000000-0000-0000-0000-000000000000.partial', size: 0, modifiedAt: new Date() }))
+      assert.deepEqual((await collect(store.list())).map((o) => o.key), sorted)
     })
   })
 }
