@@ -203,7 +203,7 @@ describe('Redis shared state', { skip: redisSkip }, () => {
     test('a URL that is not redis:// is a ConfigError that hides the password', async () => {
       await assert.rejects(openRedis('http://user:secret@host'), (error: Error) => {
         assert.ok(error instanceof ConfigError)
-        assert.equal(error.message, 'REDIS_URL: "http://user:***@host" must be redis://[user:password@]host[:port][/db] or rediss://...')
+        assert.equal(error.message, 'REDIS_URL: "http://user:***@host/" must be redis://[user:password@]host[:port][/db] or rediss://...')
         return true
       })
     })

@@ -1,0 +1,345 @@
+// The site the fuzzer attacks: the real app on the backend the suite selects
+// (SQLite + disk by default; PostgreSQL, S3 and Redis by the usual test
+// variables), seeded through the API the way a creator would, with a logger
+// that keeps every warning and error so a failing case shows the server's side.
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { createHash, randomUUID } from 'node:crypto'
+import { Writable } from 'node:stream'
+import assert from 'node:assert/strict'
+import { buildApp } from '../../src/app.js'
+import { loadConfig } from '../../src/config.js'
+import { createApiToken, createUser, requireUser, setPassword, startSession } from '../../src/auth/accounts.js'
+import { csrfTokenFor } from '../../src/auth/plugin.js'
+import type { App } from '../../src/http/types.js'
+import { S3FileStore } from '../../src/storage/s3.js'
+import { MASTER_PASSWORD, storedFiles, type TestSite, type TestUser } from '../helpers/app.js'
+import { createTestDatabase, onPostgres } from '../helpers/database.js'
+import { s3Bucket, s3Selected } from '../helpers/s3.js'
+import { startRedis, type RedisServer } from '../helpers/redis.js'
+import { datapack, gif, jpeg, mp4, multipart, png, webm, webp, zip } from '../helpers/fixtures.js'
+import { publishPack, saveDraft, seedTags, upload } from '../helpers/packs.js'
+import type { BlobName, RefName } from './model.js'
+
+/** One warning or error the app logged, as pino wrote it. */
+export interface LogEntry {
+  level: number
+  msg: string
+  err?: { type?: string; message?: string; stack?: string; code?: string }
+  [key: string]: unknown
+}
+
+/** Collects the app's log lines at warn and above; `take()` hands over and forgets what came since the last call. */
+class LogCapture extends Writable {
+  private entries: LogEntry[] = []
+  private partial = ''
+
+  override _write(chunk: Buffer, _encoding: string, callback: () => void): void {
+    const lines = (this.partial + chunk.toString('utf8')).split('\n')
+    this.partial = lines.pop() ?? ''
+    for (const line of lines) {
+      if (!line) continue
+      try {
+        this.entries.push(JSON.parse(line) as LogEntry)
+      } catch {
+        this.entries.push({ level: 50, msg: `unparsable log line: ${line.slice(0, 500)}` })
+      }
+    }
+    callback()
+  }
+
+  take(): LogEntry[] {
+    const taken = this.entries
+    this.entries = []
+    return taken
+  }
+}
+
+export interface Session {
+  token: string
+  csrf: string
+}
+
+export interface FuzzSite {
+  app: App
+  site: TestSite
+  log: LogCapture
+  backend: string
+  /** The named values cases refer to; kept current by `repair()`. */
+  refs: Record<RefName, string>
+  blobs: Record<BlobName, Buffer>
+  users: { alice: TestUser; bob: TestUser; staff: TestUser }
+  sessions: { alice: Session; staff: Session }
+  /** After a state-changing request succeeded: put back what later cases rely on (sessions, passwords, drafts). */
+  repair(changedPassword: boolean): Promise<void>
+  close(): Promise<void>
+}
+
+/** PostgreSQL, S3 or FUZZ_REDIS=1 bring Redis in too: the scaled-out combination; FUZZ_REDIS=0 keeps it out. */
+function wantRedis(): boolean {
+  if (process.env.FUZZ_REDIS === '1') return true
+  if (process.env.FUZZ_REDIS === '0') return false
+  return onPostgres || s3Selected()
+}
+
+export async function startFuzzSite(): Promise<FuzzSite> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'packs-fuzz-'))
+  const database = await createTestDatabase()
+  const bucket = s3Selected() ? await s3Bucket() : undefined
+  const redis: RedisServer | undefined = wantRedis() ? await startRedis() : undefined
+  const config = loadConfig({
+    PACKS_DATA_DIR: dataDir,
+    PACKS_MASTER_PASSWORD: MASTER_PASSWORD,
+    ...(database.url ? { DATABASE_URL: database.url } : {}),
+    ...(bucket ? { STORAGE_URL: bucket.storageUrl } : {}),
+    ...(redis ? { REDIS_URL: redis.url } : {}),
+  })
+  const log = new LogCapture()
+  let app: App
+  try {
+    app = await buildApp(config, { logger: { level: 'warn', stream: log }, sweep: false })
+    await app.ready()
+  } catch (error) {
+    await redis?.stop()
+    await database.drop()
+    throw error
+  }
+  const backend = [onPostgres ? 'PostgreSQL' : 'SQLite', bucket ? 'S3' : 'disk', ...(redis ? ['Redis'] : [])].join(' + ')
+
+  const site: TestSite = {
+    app,
+    config,
+    dataDir,
+    gate: { 'x-master-password': MASTER_PASSWORD },
+    async user(username, options = {}) {
+      const password = options.password ?? `${username}-password`
+      await createUser(app.db, username, password, options.staff ?? false)
+      const { token } = await createApiToken(app.db, username, 'fuzz')
+      return { username, password, token, headers: { authorization: `Bearer ${username} ${token}` } }
+    },
+    async close() {
+      await app.close()
+      await redis?.stop()
+      await database.drop()
+      fs.rmSync(dataDir, { recursive: true, force: true })
+    },
+  }
+
+  try {
+    return await seed(site, log, backend)
+  } catch (error) {
+    await site.close()
+    throw error
+  }
+}
+
+async function seed(site: TestSite, log: LogCapture, backend: string): Promise<FuzzSite> {
+  const { app } = site
+  await seedTags(site)
+  const alice = await site.user('alice')
+  const bob = await site.user('bob')
+  const staff = await site.user('root', { staff: true })
+  const spare = await createApiToken(app.db, 'alice', 'spare')
+  const bobSpare = await createApiToken(app.db, 'bob', 'spare')
+
+  const blobs: Record<BlobName, Buffer> = {
+    png: png(2, 2),
+    jpeg: jpeg(),
+    gif: gif(),
+    webp: webp(),
+    mp4: mp4(),
+    webm: webm(),
+    zip: await datapack(48),
+    zipNoMeta: await zip({ 'assets/minecraft/textures/block/stone.png': png() }),
+    zipBadMeta: await zip({ 'pack.mcmeta': '{"pack": {"pack_format": "forty", ' }),
+    zipOddFormat: await zip({ 'pack.mcmeta': JSON.stringify({ pack: { pack_format: 1e300, min_format: [-1, 'x'], max_format: { a: 1 } } }) }),
+    zipNested: await zip({ 'inner/pack.mcmeta': JSON.stringify({ pack: { pack_format: 5 } }), [`${'deep/'.repeat(60)}x.txt`]: 'x', 'PACK.MCMETA': '{}' }),
+    zipManyEntries: await zip(Object.fromEntries(Array.from({ length: 400 }, (_, i) => [`data/x/f${i}.mcfunction`, 'say hi']))),
+    notZip: Buffer.from('PK\u0003\u0004 this is not really a zip archive'),
+    text: Buffer.from('just some text\n'),
+    empty: Buffer.alloc(0),
+    // Above S3's 5 MiB part size, so an upload of it takes the multipart path of the object store.
+    big: Buffer.concat([await datapack(48), Buffer.alloc(6 * 1024 * 1024, 7)]),
+  }
+
+  // A published pack with a thumbnail, gallery and two versions; another user's pack beside it.
+  const pack = await publishPack(site, alice, { title: 'Fuzz Pack', summary: 'seeded', tags: ['Medieval'], category: 'theme' }, { thumbnail: true })
+  const withMedia = randomUUID()
+  await saveDraft(site, alice, withMedia, { title: 'Gallery Pack', version_name: '1.0.0' })
+  await upload(site, alice, 'version', blobs.zip, { draft: withMedia })
+  await upload(site, alice, 'media', blobs.png, { draft: withMedia, filename: 'shot.png' })
+  await upload(site, alice, 'media', blobs.webm, { draft: withMedia, filename: 'clip.webm' })
+  const published = await app.inject({ method: 'POST', url: '/api/draft/publish/', headers: alice.headers, payload: { draft: withMedia } })
+  assert.equal(published.statusCode, 201, published.body)
+  const gallery = published.json() as { media: { url: string }[] }
+  const form = multipart([{ name: 'version_name', value: '1.1.0' }, { name: 'file', value: await datapack(57), filename: 'v2.zip' }])
+  const second = await app.inject({
+    method: 'POST', url: `/api/packs/alice/${pack.pack_id}/versions/`, headers: { ...alice.headers, ...form.headers }, payload: form.payload,
+  })
+  assert.equal(second.statusCode, 201, second.body)
+  const bobPack = await publishPack(site, bob, { title: 'Bob Pack' })
+  const latest = await app.inject({ url: `/api/packs/alice/${pack.pack_id}/latest`, headers: site.gate })
+  assert.equal(latest.statusCode, 200, latest.body)
+
+  const fileId = (url: string) => /\/api\/files\/([0-9a-f-]{36})\//.exec(url)![1]!
+  const versionFile = fileId((second.json() as { versions: { download_url: string }[] }).versions[0]!.download_url)
+  const versionRow = await app.db.selectFrom('files').select('sha256').where('id', '=', versionFile).executeTakeFirstOrThrow()
+
+  const sessions = { alice: await newSession(app, 'alice'), staff: await newSession(app, 'root') }
+  const refs = {
+    fileThumb: fileId(pack.thumbnail_url!),
+    fileVersion: versionFile,
+    fileVersionOld: fileId(pack.versions[0]!.download_url),
+    fileMedia: fileId(gallery.media[0]!.url),
+    fileVideo: fileId(gallery.media[1]!.url),
+    fileBob: fileId(bobPack.versions[0]!.download_url),
+    fileEtag: `"${versionRow.sha256}"`,
+    latestEtag: String(latest.headers.etag),
+    namespace: 'alice',
+    namespaceUpper: 'ALICE',
+    packId: pack.pack_id,
+    packIdUpper: pack.pack_id.toUpperCase(),
+    galleryPackId: 'gallery-pack',
+    bobNamespace: 'bob',
+    bobPackId: bobPack.pack_id,
+    tokenSpare: spare.id,
+    tokenBob: bobSpare.id,
+    aliceName: 'alice',
+    alicePassword: alice.password,
+    aliceToken: alice.token,
+    bobToken: bob.token,
+    staffName: 'root',
+    staffToken: staff.token,
+    masterPassword: MASTER_PASSWORD,
+    csrfAlice: sessions.alice.csrf,
+    gateCookie: await app.gate.cookieValue(),
+    tagName: 'Medieval',
+    categoryKey: 'theme',
+    versionName: '1.1.0',
+    assetName: path.basename(app.assets.url('site.css')),
+    // Filled by replenish() below.
+    draftComplete: '',
+    draftPartial: '',
+    draftBob: '',
+    uploadPending: '',
+    uploadInDraft: '',
+    uploadBob: '',
+    filePending: '',
+  } satisfies Record<RefName, string>
+
+  const fz: FuzzSite = {
+    app,
+    site,
+    log,
+    backend,
+    refs,
+    blobs,
+    users: { alice, bob, staff },
+    sessions,
+    async repair(changedPassword) {
+      for (const [name, username] of [['alice', 'alice'], ['staff', 'root']] as const) {
+        const alive = await app.db.selectFrom('sessions').select('id')
+          .where('token_hash', '=', createHash('sha256').update(fz.sessions[name].token).digest('hex')).executeTakeFirst()
+        if (!alive) fz.sessions[name] = await newSession(app, username)
+      }
+      fz.refs.csrfAlice = fz.sessions.alice.csrf
+      if (changedPassword) {
+        // A case may have changed a password through the settings form: the fixture's must keep working.
+        await setPassword(app.db, 'alice', alice.password)
+        await setPassword(app.db, 'root', staff.password)
+      }
+      await replenish(fz)
+    },
+    close: () => site.close(),
+  }
+  await replenish(fz)
+  log.take()
+  return fz
+}
+
+async function newSession(app: App, username: string): Promise<Session> {
+  const user = await requireUser(app.db, username)
+  const { token } = await startSession(app.db, user.id, app.config.sessionTtlMs)
+  return { token, csrf: csrfTokenFor(app.gate.siteSecret, token) }
+}
+
+async function exists(app: App, table: 'drafts' | 'uploads', id: string): Promise<boolean> {
+  if (!id) return false
+  return (await app.db.selectFrom(table).select('id').where('id', '=', id).executeTakeFirst()) !== undefined
+}
+
+/**
+ * Keeps a publishable draft, a half-filled draft with a pending upload, one of
+ * bob's, and a pending upload outside any draft, so cases that publish or
+ * delete them keep finding fresh ones (and publishing keeps moving files).
+ */
+async function replenish(fz: FuzzSite): Promise<void> {
+  const { app } = fz
+  const site = fz.site
+  const { alice, bob } = fz.users
+  if (!(await exists(app, 'drafts', fz.refs.draftComplete))) {
+    const draft = randomUUID()
+    await saveDraft(site, alice, draft, { title: `Fuzz ${draft.slice(0, 8)}`, version_name: '1.0.0', tags: ['Space'], category: 'kind' })
+    await upload(site, alice, 'version', fz.blobs.zip, { draft })
+    await upload(site, alice, 'thumbnail', fz.blobs.png, { draft })
+    fz.refs.draftComplete = draft
+  }
+  if (!(await exists(app, 'drafts', fz.refs.draftPartial)) || !(await exists(app, 'uploads', fz.refs.uploadInDraft))) {
+    const draft = (await exists(app, 'drafts', fz.refs.draftPartial)) ? fz.refs.draftPartial : randomUUID()
+    if (draft !== fz.refs.draftPartial) await saveDraft(site, alice, draft, { summary: 'no title yet' })
+    fz.refs.uploadInDraft = (await upload(site, alice, 'media', fz.blobs.gif, { draft })).uuid
+    fz.refs.draftPartial = draft
+  }
+  if (!(await exists(app, 'drafts', fz.refs.draftBob)) || !(await exists(app, 'uploads', fz.refs.uploadBob))) {
+    const draft = randomUUID()
+    await saveDraft(site, bob, draft, { title: 'Bob Draft' })
+    fz.refs.uploadBob = (await upload(site, bob, 'thumbnail', fz.blobs.png, { draft })).uuid
+    fz.refs.draftBob = draft
+  }
+  if (!(await exists(app, 'uploads', fz.refs.uploadPending))) {
+    const pending = await upload(site, alice, 'thumbnail', fz.blobs.webp)
+    fz.refs.uploadPending = pending.uuid
+    fz.refs.filePending = pending.fileId
+  }
+}
+
+/**
+ * The storage invariants after a run: every `files` row's bytes are stored and
+ * hash to its SHA-256 (read back through the app's own store), and nothing is
+ * stored that no row names: no orphan object, no temporary `.partial`, no
+ * multipart upload left open on S3. Returns the violations, empty when sound.
+ */
+export async function storageProblems(fz: FuzzSite): Promise<string[]> {
+  const { app } = fz
+  const problems: string[] = []
+  const rows = await app.db.selectFrom('files').select(['id', 'storage_key', 'size', 'sha256']).execute()
+  for (const row of rows) {
+    try {
+      const hash = createHash('sha256')
+      let size = 0
+      for await (const chunk of await app.store.get(row.storage_key)) {
+        hash.update(chunk as Buffer)
+        size += (chunk as Buffer).length
+      }
+      const digest = hash.digest('hex')
+      if (digest !== row.sha256 || size !== Number(row.size)) {
+        problems.push(`file ${row.id}: stored ${size} bytes with SHA-256 ${digest}, row says ${row.size} bytes, ${row.sha256}`)
+      }
+    } catch (error) {
+      problems.push(`file ${row.id}: its bytes cannot be read (${(error as Error).message})`)
+    }
+  }
+  const keys = new Set(rows.map((row) => row.storage_key))
+  const prefix = app.store instanceof S3FileStore ? app.store.location.prefix : ''
+  for (const stored of await storedFiles(fz.site)) {
+    if (stored.startsWith('pending-upload:')) {
+      problems.push(`an S3 multipart upload was left open: ${stored.slice('pending-upload:'.length)}`)
+      continue
+    }
+    // Disk: <2-char fan-out>/<key>; S3: <prefix><key>.
+    const key = app.store instanceof S3FileStore ? stored.slice(prefix.length) : path.basename(stored)
+    if (!keys.has(key)) problems.push(`stored object without a files row: ${stored}`)
+  }
+  return problems
+}
