@@ -22,20 +22,16 @@ import SQLite from 'better-sqlite3'
 import pg from 'pg'
 import { sql } from 'kysely'
 import type { LightMyRequestResponse } from 'fastify'
-import { buildApp } from '../../src/app.js'
 import { LocalFileStore } from '../../src/storage/local.js'
-import { loadConfig } from '../../src/config.js'
-import { createApiToken, createUser } from '../../src/auth/accounts.js'
 import { RETRY_AFTER_UNAVAILABLE_SECONDS, databaseUnavailable } from '../../src/domain/errors.js'
 import { redisUnavailable } from '../../src/redis.js'
 import { ClientClosedError, ClientOfflineError, ErrorReply, SocketClosedUnexpectedlyError } from 'redis'
-import { MASTER_PASSWORD, expectError, storedFiles, type TestSite, type TestUser } from '../helpers/app.js'
-import { createTestDatabase } from '../helpers/database.js'
+import { expectError, makeSite, storedFiles, type TestSite, type TestUser } from '../helpers/app.js'
 import { datapack, mp4, multipart, png, type Part } from '../helpers/fixtures.js'
 import { pathOf, publishPack, upload, type PackJson } from '../helpers/packs.js'
 import { pgClusterSkip, startPgCluster, type PgCluster } from '../helpers/pg-cluster.js'
 import { redisSkip, startRedis, type RedisServer } from '../helpers/redis.js'
-import { ownS3Server, s3Bucket, s3Selected, stopS3Server, type OwnS3Server } from '../helpers/s3.js'
+import { ownS3Server, stopS3Server, type OwnS3Server } from '../helpers/s3.js'
 
 const MiB = 1024 * 1024
 
@@ -51,38 +47,10 @@ interface OutageSite extends TestSite {
 }
 
 async function outageSite(env: Record<string, string> = {}): Promise<OutageSite> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'packs-outage-'))
-  const database = env.DATABASE_URL ? { url: undefined, drop: async () => {} } : await createTestDatabase()
-  const bucket = env.STORAGE_URL === undefined && s3Selected() ? await s3Bucket() : undefined
-  const config = loadConfig({
-    PACKS_DATA_DIR: dataDir,
-    PACKS_MASTER_PASSWORD: MASTER_PASSWORD,
-    ...(database.url ? { DATABASE_URL: database.url } : {}),
-    ...(bucket ? { STORAGE_URL: bucket.storageUrl } : {}),
-    ...env,
-  })
   const logs: LogLine[] = []
   const stream = { write: (line: string) => { logs.push(JSON.parse(line) as LogLine) } }
-  const app = await buildApp(config, { logger: { level: 'error', stream }, sweep: false })
-  await app.ready()
-  return {
-    app,
-    config,
-    dataDir,
-    logs,
-    gate: { 'x-master-password': MASTER_PASSWORD },
-    async user(username, options = {}) {
-      const password = options.password ?? `${username}-password`
-      await createUser(app.db, username, password, options.staff ?? false)
-      const { token } = await createApiToken(app.db, username, 'tests')
-      return { username, password, token, headers: { authorization: `Bearer ${username} ${token}` } }
-    },
-    async close() {
-      await app.close()
-      await database.drop()
-      fs.rmSync(dataDir, { recursive: true, force: true })
-    },
-  }
+  const site = await makeSite(env, { logger: { level: 'error', stream } })
+  return { ...site, logs }
 }
 
 /**

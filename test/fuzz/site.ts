@@ -2,21 +2,17 @@
 // (SQLite + disk by default; PostgreSQL, S3 and Redis by the usual test
 // variables), seeded through the API the way a creator would, with a logger
 // that keeps every warning and error so a failing case shows the server's side.
-import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import { createHash, randomUUID } from 'node:crypto'
 import { Writable } from 'node:stream'
 import assert from 'node:assert/strict'
-import { buildApp } from '../../src/app.js'
-import { loadConfig } from '../../src/config.js'
-import { createApiToken, createUser, requireUser, setPassword, startSession } from '../../src/auth/accounts.js'
+import { createApiToken, requireUser, setPassword, startSession } from '../../src/auth/accounts.js'
 import { csrfTokenFor } from '../../src/auth/plugin.js'
 import type { App } from '../../src/http/types.js'
 import { S3FileStore } from '../../src/storage/s3.js'
-import { MASTER_PASSWORD, storedFiles, type TestSite, type TestUser } from '../helpers/app.js'
-import { createTestDatabase, onPostgres } from '../helpers/database.js'
-import { s3Bucket, s3Selected } from '../helpers/s3.js'
+import { MASTER_PASSWORD, makeSite, storedFiles, type TestSite, type TestUser } from '../helpers/app.js'
+import { onPostgres } from '../helpers/database.js'
+import { s3Selected } from '../helpers/s3.js'
 import { startRedis, type RedisServer } from '../helpers/redis.js'
 import { datapack, gif, jpeg, mp4, multipart, png, webm, webp, zip } from '../helpers/fixtures.js'
 import { publishPack, saveDraft, seedTags, upload } from '../helpers/packs.js'
@@ -84,47 +80,19 @@ function wantRedis(): boolean {
 }
 
 export async function startFuzzSite(): Promise<FuzzSite> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'packs-fuzz-'))
-  const database = await createTestDatabase()
-  const bucket = s3Selected() ? await s3Bucket() : undefined
   const redis: RedisServer | undefined = wantRedis() ? await startRedis() : undefined
-  const config = loadConfig({
-    PACKS_DATA_DIR: dataDir,
-    PACKS_MASTER_PASSWORD: MASTER_PASSWORD,
-    ...(database.url ? { DATABASE_URL: database.url } : {}),
-    ...(bucket ? { STORAGE_URL: bucket.storageUrl } : {}),
-    ...(redis ? { REDIS_URL: redis.url } : {}),
-  })
   const log = new LogCapture()
-  let app: App
+  let site: TestSite
   try {
-    app = await buildApp(config, { logger: { level: 'warn', stream: log }, sweep: false })
-    await app.ready()
+    site = await makeSite(redis ? { REDIS_URL: redis.url } : {}, {
+      logger: { level: 'warn', stream: log },
+      onClose: async () => { await redis?.stop() },
+    })
   } catch (error) {
     await redis?.stop()
-    await database.drop()
     throw error
   }
-  const backend = [onPostgres ? 'PostgreSQL' : 'SQLite', bucket ? 'S3' : 'disk', ...(redis ? ['Redis'] : [])].join(' + ')
-
-  const site: TestSite = {
-    app,
-    config,
-    dataDir,
-    gate: { 'x-master-password': MASTER_PASSWORD },
-    async user(username, options = {}) {
-      const password = options.password ?? `${username}-password`
-      await createUser(app.db, username, password, options.staff ?? false)
-      const { token } = await createApiToken(app.db, username, 'fuzz')
-      return { username, password, token, headers: { authorization: `Bearer ${username} ${token}` } }
-    },
-    async close() {
-      await app.close()
-      await redis?.stop()
-      await database.drop()
-      fs.rmSync(dataDir, { recursive: true, force: true })
-    },
-  }
+  const backend = [onPostgres ? 'PostgreSQL' : 'SQLite', s3Selected() ? 'S3' : 'disk', ...(redis ? ['Redis'] : [])].join(' + ')
 
   try {
     return await seed(site, log, backend)

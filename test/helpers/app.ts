@@ -4,7 +4,7 @@
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import type { LightMyRequestResponse } from 'fastify'
+import type { FastifyServerOptions, LightMyRequestResponse } from 'fastify'
 import assert from 'node:assert/strict'
 import { buildApp } from '../../src/app.js'
 import { loadConfig, type Config } from '../../src/config.js'
@@ -34,9 +34,17 @@ export interface TestSite {
   close(): Promise<void>
 }
 
-export async function makeSite(env: Record<string, string> = {}): Promise<TestSite> {
+export interface SiteOptions {
+  /** Fastify's logger option (tests that check what a failure logs pass a capturing stream); off by default. */
+  logger?: FastifyServerOptions['logger']
+  /** Also run when the site closes, after the app (a Redis server the site was given, say). */
+  onClose?: () => Promise<void>
+}
+
+export async function makeSite(env: Record<string, string> = {}, siteOptions: SiteOptions = {}): Promise<TestSite> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'packs-test-'))
-  const database = await createTestDatabase()
+  // A test that brings its own DATABASE_URL (a cluster it stops and starts) gets no fresh database.
+  const database = env.DATABASE_URL === undefined ? await createTestDatabase() : { url: undefined, drop: async () => {} }
   // PACKS_TEST_STORAGE=s3: files go to a fresh bucket on the local S3 server (./s3.ts).
   const bucket = s3Selected() && env.STORAGE_URL === undefined ? await s3Bucket() : undefined
   const config = loadConfig({
@@ -48,7 +56,7 @@ export async function makeSite(env: Record<string, string> = {}): Promise<TestSi
   })
   let app: App
   try {
-    app = await buildApp(config, { logger: false, sweep: false })
+    app = await buildApp(config, { logger: siteOptions.logger ?? false, sweep: false })
     await app.ready()
   } catch (error) {
     await database.drop()
@@ -67,6 +75,7 @@ export async function makeSite(env: Record<string, string> = {}): Promise<TestSi
     },
     async close() {
       await app.close()
+      await siteOptions.onClose?.()
       await database.drop()
       fs.rmSync(dataDir, { recursive: true, force: true })
     },
