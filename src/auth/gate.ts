@@ -86,6 +86,41 @@ export class Gate {
     return this.verifyPasswordSync(candidate)
   }
 
+  /**
+   * The check of this very candidate already in flight, if any: joining it
+   * costs no scrypt, so it needs no place of its own in the failure count
+   * (players whose mods start together after a restart all send the same
+   * password). Call right after verifyPasswordCheaply, which read the hash.
+   */
+  verificationInFlight(candidate: string): Promise<boolean> | undefined {
+    const hash = this.storedHash?.value
+    return hash ? this.verifying.get(`${sha256Hex(candidate)}|${hash}`) : undefined
+  }
+
+  /**
+   * Starts the one scrypt check of this candidate once `admit` (the caller's
+   * place in the failure count) resolves. It is registered before anything is
+   * awaited, so requests for the same candidate that arrive meanwhile join it
+   * (verificationInFlight) instead of each taking a place. Call right after
+   * verifyPasswordCheaply answered undefined.
+   */
+  verifyAdmitted(candidate: string, admit: () => Promise<void>): Promise<boolean> {
+    const hash = this.storedHash?.value
+    if (!hash) return Promise.resolve(false)
+    const digest = sha256Hex(candidate)
+    const key = `${digest}|${hash}`
+    const existing = this.verifying.get(key)
+    if (existing) return existing
+    const pending = (async () => {
+      await admit()
+      const ok = await verifyPassword(candidate, hash)
+      if (ok) this.verified = { hash, candidateDigest: digest }
+      return ok
+    })().finally(() => this.verifying.delete(key))
+    this.verifying.set(key, pending)
+    return pending
+  }
+
   async verifyPassword(candidate: string): Promise<boolean> {
     const known = await this.verifyPasswordCheaply(candidate)
     if (known !== undefined) return known

@@ -152,12 +152,39 @@ async function passGate(app: App, request: FastifyRequest): Promise<boolean> {
  * password: a right one must not answer differently), 401 for a wrong one.
  */
 export async function checkGatePassword(app: App, clientAddress: string, password: string, failureDetail: string): Promise<void> {
-  const known = await app.gate.verifyPasswordCheaply(password)
+  let known = await app.gate.verifyPasswordCheaply(password)
   if (known === undefined) {
-    return checkPasswordAttempt(app, 'gate', clientAddress, () => app.gate.verifyPassword(password), failureDetail)
+    const inFlight = app.gate.verificationInFlight(password)
+    // The same password is being checked already: its answer is settled like a cheap one (a wrong one counts).
+    // If that check never answered (its client was blocked, the pool was busy), this request tries on its own.
+    if (inFlight !== undefined) known = await inFlight.catch(() => undefined)
+    if (known === undefined) return checkScryptGatePassword(app, clientAddress, password, failureDetail)
   }
   const error = attemptError('gate', await app.attemptLimiters.gate.settle(clientKey(clientAddress), known), known, failureDetail)
   if (error) throw error
+}
+
+/**
+ * The scrypt check of a gate password, counted first like checkPasswordAttempt;
+ * through Gate.verifyAdmitted, so the same password arriving while this
+ * client's place is being reserved joins this check instead of taking a place.
+ */
+async function checkScryptGatePassword(app: App, clientAddress: string, password: string, failureDetail: string): Promise<void> {
+  let refund: (() => Promise<void>) | undefined
+  let succeeded: boolean
+  try {
+    succeeded = await app.gate.verifyAdmitted(password, async () => {
+      const reservation = await app.attemptLimiters.gate.reserve(clientKey(clientAddress))
+      if (!('refund' in reservation)) throw attemptError('gate', reservation.retryAfter, false, failureDetail)!
+      refund = () => reservation.refund()
+    })
+  } catch (error) {
+    // The check never answered (blocked, the server was busy): that was no guess.
+    await refund?.().catch(() => undefined)
+    throw error
+  }
+  if (!succeeded) throw new Unauthorized(failureDetail)
+  await refund?.()
 }
 
 /**
