@@ -2,6 +2,7 @@ import fs from 'node:fs'
 import fsp from 'node:fs/promises'
 import path from 'node:path'
 import { randomUUID } from 'node:crypto'
+import { once } from 'node:events'
 import type { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { ConfigError } from '../config.js'
@@ -69,13 +70,17 @@ export class LocalFileStore implements FileStore {
     const onSourceClose = () => { if (!body.readableEnded) failedFirst ??= 'source' }
     body.once('error', onSourceError)
     body.once('close', onSourceClose)
+    let sink: fs.WriteStream | undefined
     try {
       await fsp.mkdir(path.dirname(target), { recursive: true })
-      const sink = fs.createWriteStream(temporary, { flags: 'wx' })
+      sink = fs.createWriteStream(temporary, { flags: 'wx' })
       sink.once('error', () => { failedFirst ??= 'disk' })
       await pipeline(body, sink)
       await fsp.rename(temporary, target)
     } catch (error) {
+      // The write stream opens its file asynchronously: one destroyed before its open finished still
+      // creates the file, after this point, unless we wait for it to close first.
+      if (sink && !sink.closed) await once(sink, 'close').catch(() => {})
       // A failed removal must not hide why we got here; a stray .partial is the consistency check's to remove.
       await fsp.rm(temporary, { force: true }).catch(() => {})
       if (failedFirst === 'source') throw error
