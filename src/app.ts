@@ -8,19 +8,19 @@ import formbody from '@fastify/formbody'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import type { Config } from './config.js'
+import type { Config } from './config/index.js'
 import { migrateToLatest, openDatabase } from './db/index.js'
 import { openFileStore, type FileStore } from './storage/index.js'
-import { Gate } from './auth/gate.js'
-import { MemoryAttemptLimiter, type AttemptKind, type AttemptLimiter } from './auth/limiter.js'
-import { RedisAttemptLimiter } from './auth/redis-limiter.js'
-import { openRedis } from './redis.js'
-import { installAuth } from './auth/plugin.js'
-import { RouteMetrics } from './domain/metrics.js'
-import { LatestCache, type UpdateCheckCache } from './domain/latest-cache.js'
-import { RedisLatestCache } from './domain/redis-latest-cache.js'
-import { RedisSnapshotCache } from './domain/redis-snapshot-cache.js'
-import { EventLoopMonitor, MemorySnapshotCache, buildSnapshot, type StatsSnapshot } from './domain/stats.js'
+import { Gate } from './accounts/gate.js'
+import { MemoryAttemptLimiter, type AttemptKind, type AttemptLimiter } from './accounts/limiter.js'
+import { RedisAttemptLimiter } from './shared-state/redis-limiter.js'
+import { openRedis } from './shared-state/redis.js'
+import { installAuth } from './accounts/auth.js'
+import { RouteMetrics } from './stats/metrics.js'
+import { LatestCache, type UpdateCheckCache } from './update-check/cache.js'
+import { RedisLatestCache } from './shared-state/redis-update-check-cache.js'
+import { RedisSnapshotCache } from './shared-state/redis-snapshot-cache.js'
+import { EventLoopMonitor, MemorySnapshotCache, buildSnapshot, type StatsSnapshot } from './stats/service.js'
 import { Assets } from './web/assets.js'
 import { installErrorHandling, sendError } from './http/errors.js'
 import { installJsonBodyParser } from './http/json-body.js'
@@ -28,19 +28,19 @@ import { installTextInputCheck } from './http/text-input.js'
 import type { App } from './http/types.js'
 import { installHostCheck } from './http/host.js'
 import { installTimeouts, serverOptions } from './http/timeouts.js'
-import { startSweeper } from './domain/sweep.js'
-import healthRoutes from './routes/health.js'
-import gateRoutes from './routes/gate.js'
-import fileRoutes from './routes/files.js'
-import uploadRoutes from './routes/uploads.js'
-import draftRoutes from './routes/drafts.js'
-import autocompleteRoutes from './routes/autocomplete.js'
-import packRoutes from './routes/packs.js'
-import statsRoutes from './routes/stats.js'
-import tokenRoutes from './routes/tokens.js'
-import schemaRoutes from './routes/schema.js'
-import assetRoutes from './routes/assets.js'
-import pageRoutes from './routes/pages/index.js'
+import { startSweeper } from './maintenance/sweep.js'
+import healthRoutes from './http/health.js'
+import gateRoutes from './accounts/gate-routes.js'
+import fileRoutes from './files/routes.js'
+import uploadRoutes from './uploads/routes.js'
+import draftRoutes from './drafts/routes.js'
+import autocompleteRoutes from './autocomplete/routes.js'
+import packRoutes from './packs/routes.js'
+import statsRoutes from './stats/routes.js'
+import tokenRoutes from './accounts/token-routes.js'
+import schemaRoutes from './http/openapi.js'
+import assetRoutes from './web/routes.js'
+import pageRoutes from './pages/index.js'
 import './http/types.js'
 
 export interface BuildOptions {
@@ -54,7 +54,7 @@ export const API_VERSION = '1.0.0'
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<App> {
   // Open the backends first: a bad DATABASE_URL or STORAGE_URL must fail before anything listens.
-  // With REDIS_URL, what instances must share lives there (src/redis.ts); without it, in this process.
+  // With REDIS_URL, what instances must share lives there (src/shared-state/redis.ts); without it, in this process.
   const redis = config.redisUrl ? await openRedis(config.redisUrl) : null
   const assets = Assets.load()
   const db = openDatabase(config.databaseUrl)
@@ -208,7 +208,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 /**
  * Headers for every response. JSON needs only nosniff and no-store; the headers that guard
  * documents (framing, referrer, opener) go on pages (src/web/html.ts), and
- * files carry their own sandbox (routes/files.ts).
+ * files carry their own sandbox (files/routes.ts).
  */
 function staticSecurityHeaders(config: Config): Record<string, string> {
   const headers: Record<string, string> = {

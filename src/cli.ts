@@ -3,16 +3,16 @@
 // Exit codes: 0 done; 1 the command was refused (message on stderr);
 // 2 the command line itself is wrong (usage on stderr).
 import { parseArgs, type ParseArgsConfig } from 'node:util'
-import { ConfigError, loadConfig, parseDuration } from './config.js'
+import { ConfigError, loadConfig, parseDuration } from './config/index.js'
 import { migrateToLatest, openDatabase, type Db } from './db/index.js'
-import { createApiToken, createUser, setStaff } from './auth/accounts.js'
-import { Gate } from './auth/gate.js'
-import { DomainError } from './domain/errors.js'
-import { createCategory, createTag } from './domain/tags.js'
-import { exportSite, importSite } from './domain/site-transfer.js'
-import { formatFinding, formatSummary, runDoctor } from './domain/doctor.js'
+import { createApiToken, createUser, setStaff } from './accounts/service.js'
+import { Gate } from './accounts/gate.js'
+import { DomainError } from './errors.js'
+import { createCategory, createTag } from './packs/tags.js'
+import { exportSite, importSite } from './maintenance/transfer.js'
+import { formatFinding, formatSummary, runDoctor } from './maintenance/doctor.js'
 import { openFileStore, type FileStore } from './storage/index.js'
-import type { Config } from './config.js'
+import type { Config } from './config/index.js'
 
 type Options = NonNullable<ParseArgsConfig['options']>
 type Values = Record<string, string | boolean | undefined>

@@ -3,7 +3,7 @@
 // closes). With WEB_CONCURRENCY=N (N > 1) this process becomes the primary of
 // N cluster workers that share the port; each worker runs the same server.
 import cluster, { type Worker } from 'node:cluster'
-import { ConfigError, loadConfig, type Config } from './config.js'
+import { ConfigError, loadConfig, type Config } from './config/index.js'
 import { buildApp, prepareSite } from './app.js'
 
 const SHUTDOWN_GRACE_MS = 10_000

@@ -5,7 +5,7 @@ import path from 'node:path'
 import SQLite from 'better-sqlite3'
 import pg from 'pg'
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration, type MigrationProvider } from 'kysely'
-import { ConfigError } from '../config.js'
+import { ConfigError } from '../config/index.js'
 import type { Database } from './schema.js'
 import * as initial from './migrations/2026_11_22_0001_initial.js'
 

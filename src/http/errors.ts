@@ -3,10 +3,10 @@
 // never shows an internal message.
 import type { FastifyError, FastifyReply } from 'fastify'
 import FindMyWay, { type HTTPMethod } from 'find-my-way'
-import { DomainError, ServiceUnavailable, TooManyRequests, databaseUnavailable } from '../domain/errors.js'
-import { redisUnavailable } from '../redis.js'
+import { DomainError, ServiceUnavailable, TooManyRequests, databaseUnavailable } from '../errors.js'
+import { redisUnavailable } from '../shared-state/redis.js'
 import type { App } from './types.js'
-import { sendErrorPage } from './pages.js'
+import { sendErrorPage } from '../pages/context.js'
 import { wantsPage } from './request-kind.js'
 
 export const WWW_AUTHENTICATE = 'Bearer realm="packs", charset="UTF-8"'

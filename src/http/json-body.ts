@@ -3,7 +3,7 @@
 // 413), behind a linear scan that refuses deep nesting. JSON.parse itself
 // copes with any depth, but what later walks the value recursively does not:
 // JSON.stringify of a draft nested 5,000 levels deep overflowed the stack.
-import { BadRequest } from '../domain/errors.js'
+import { BadRequest } from '../errors.js'
 import type { App } from './types.js'
 
 /** Far deeper than any form of ours (a draft's data is two levels); deep enough for free-form members. */

@@ -5,9 +5,9 @@
 // form stored is discarded when the form fails.
 import type { FastifyRequest } from 'fastify'
 import multipart, { type MultipartFile } from '@fastify/multipart'
-import type { Config } from '../config.js'
+import type { Config } from '../config/index.js'
 import type { App } from './types.js'
-import { BadRequest, DomainError, PayloadTooLarge } from '../domain/errors.js'
+import { BadRequest, DomainError, PayloadTooLarge } from '../errors.js'
 import { textFault } from './text-input.js'
 
 /**
@@ -16,7 +16,7 @@ import { textFault } from './text-input.js'
  */
 export async function acceptFileForms(scope: App, config: Config): Promise<void> {
   await scope.register(multipart, {
-    // Per-kind limits are enforced while streaming (src/domain/ingest.ts); this is the backstop for the largest kind.
+    // Per-kind limits are enforced while streaming (src/uploads/ingest.ts); this is the backstop for the largest kind.
     limits: {
       fileSize: Math.max(...Object.values(config.uploadLimits)) + 1,
       files: 1,

@@ -13,7 +13,7 @@
 // Multipart text fields are read as a stream, after this hook; the form
 // reader applies the same rule (textFault, src/http/multipart.ts).
 import type { FastifyRequest } from 'fastify'
-import { BadRequest, NotFound } from '../domain/errors.js'
+import { BadRequest, NotFound } from '../errors.js'
 import { MAX_JSON_DEPTH } from './json-body.js'
 import type { App } from './types.js'
 

@@ -15,11 +15,11 @@
 //
 // An aborted upload is the same event as a client going away: the request
 // stream errors, and ingest removes the partial file or aborts the S3
-// multipart upload (src/domain/ingest.ts, src/storage/*).
+// multipart upload (src/uploads/ingest.ts, src/storage/*).
 import { STATUS_CODES, type ServerOptions, type ServerResponse } from 'node:http'
 import { Socket } from 'node:net'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import type { Config } from '../config.js'
+import type { Config } from '../config/index.js'
 import { hostServerOptions } from './host.js'
 import type { App } from './types.js'
 

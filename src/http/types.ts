@@ -2,15 +2,15 @@
 // caller on the request, and the access level in each route's config.
 import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import type { Config } from '../config.js'
+import type { Config } from '../config/index.js'
 import type { Db } from '../db/index.js'
-import type { User } from '../db/users.js'
+import type { User } from '../accounts/users-repository.js'
 import type { FileStore } from '../storage/index.js'
-import type { Gate } from '../auth/gate.js'
-import type { AttemptKind, AttemptLimiter } from '../auth/limiter.js'
-import type { RouteMetrics } from '../domain/metrics.js'
-import type { UpdateCheckCache } from '../domain/latest-cache.js'
-import type { StatsSnapshot } from '../domain/stats.js'
+import type { Gate } from '../accounts/gate.js'
+import type { AttemptKind, AttemptLimiter } from '../accounts/limiter.js'
+import type { RouteMetrics } from '../stats/metrics.js'
+import type { UpdateCheckCache } from '../update-check/cache.js'
+import type { StatsSnapshot } from '../stats/service.js'
 import type { Assets } from '../web/assets.js'
 
 /**

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify'
-import type { Config } from '../config.js'
+import type { Config } from '../config/index.js'
 
 /**
  * The public origin: PACKS_BASE_URL when set, else the request's own scheme

@@ -2,7 +2,7 @@
 // only through FileStore, so the local disk can be swapped for object storage
 // by configuration.
 import type { Readable } from 'node:stream'
-import { ConfigError, redactUrl } from '../config.js'
+import { ConfigError, redactUrl } from '../config/index.js'
 import { LocalFileStore } from './local.js'
 import { S3FileStore } from './s3.js'
 

@@ -5,8 +5,8 @@ import { randomUUID } from 'node:crypto'
 import { once } from 'node:events'
 import type { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
-import { ConfigError } from '../config.js'
-import { StorageUnavailable } from '../domain/errors.js'
+import { ConfigError } from '../config/index.js'
+import { StorageUnavailable } from '../errors.js'
 import type { ByteRange, FileStore, StoredObject, UnfinishedWrite } from './index.js'
 
 const SAFE_KEY = /^[A-Za-z0-9][A-Za-z0-9._-]*$/

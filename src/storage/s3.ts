@@ -10,8 +10,8 @@ import {
   ListObjectsV2Command,
 } from '@aws-sdk/client-s3'
 import { Upload } from '@aws-sdk/lib-storage'
-import { ConfigError, redactUrl } from '../config.js'
-import { StorageUnavailable } from '../domain/errors.js'
+import { ConfigError, redactUrl } from '../config/index.js'
+import { StorageUnavailable } from '../errors.js'
 import type { ByteRange, FileStore, StoredObject, UnfinishedWrite } from './index.js'
 
 const SAFE_KEY = /^[A-Za-z0-9][A-Za-z0-9._-]*$/

@@ -263,7 +263,7 @@ async function eventually(check: () => boolean | Promise<boolean>, ms = 5000): P
 }
 
 test('the deadlines come from the environment, with documented defaults; one that cannot work stops start-up', async () => {
-  const { ConfigError, loadConfig } = await import('../../src/config.js')
+  const { ConfigError, loadConfig } = await import('../../src/config/index.js')
   assert.deepEqual(loadConfig({}).timeouts, { headersMs: 15_000, bodyMs: 30_000, uploadMs: 3_600_000, idleMs: 60_000, keepAliveMs: 65_000 })
   assert.equal(loadConfig({ PACKS_UPLOAD_TIMEOUT: '3h' }).timeouts.uploadMs, 3 * 3_600_000)
   // Node refuses a header deadline longer than the request deadline; so do we, in one line.

@@ -1,8 +1,8 @@
 // Drafts, uploads and published packs for the tests of drafts, publishing and packs.
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
-import type { UploadKind } from '../../src/config.js'
-import { createCategory, createTag } from '../../src/domain/tags.js'
+import type { UploadKind } from '../../src/config/index.js'
+import { createCategory, createTag } from '../../src/packs/tags.js'
 import type { TestSite, TestUser } from './app.js'
 import { datapack, multipart, png, type Part } from './fixtures.js'
 

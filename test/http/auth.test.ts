@@ -3,7 +3,7 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import type { LightMyRequestResponse } from 'fastify'
-import { createApiToken } from '../../src/auth/accounts.js'
+import { createApiToken } from '../../src/accounts/service.js'
 import { MASTER_PASSWORD, expectError, makeSite, type TestSite, type TestUser } from '../helpers/app.js'
 
 /** `name=value` pairs of the response's Set-Cookie headers. */

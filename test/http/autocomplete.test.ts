@@ -1,8 +1,8 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
-import { createCategory, createTag } from '../../src/domain/tags.js'
-import { insertUser } from '../../src/db/users.js'
+import { createCategory, createTag } from '../../src/packs/tags.js'
+import { insertUser } from '../../src/accounts/users-repository.js'
 import { nowIso } from '../../src/db/time.js'
 import { expectError, makeSite, type TestSite } from '../helpers/app.js'
 

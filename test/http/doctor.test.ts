@@ -1,4 +1,4 @@
-// The consistency check (src/domain/doctor.ts): each thing a crash, a bad
+// The consistency check (src/maintenance/doctor.ts): each thing a crash, a bad
 // restore or a bug can leave, made by hand on a real site, found, and
 // repaired only where nothing reachable is lost; and the server running the
 // check at start-up and in its sweep. On SQLite + disk, and on PostgreSQL +
@@ -12,10 +12,10 @@ import path from 'node:path'
 import { Readable, Writable } from 'node:stream'
 import { sql } from 'kysely'
 import { buildApp } from '../../src/app.js'
-import { loadConfig } from '../../src/config.js'
-import { writeImportMarker } from '../../src/db/doctor.js'
-import { formatFinding, runDoctor, type DoctorOptions, type Finding } from '../../src/domain/doctor.js'
-import { sweepExpired } from '../../src/domain/pending.js'
+import { loadConfig } from '../../src/config/index.js'
+import { writeImportMarker } from '../../src/maintenance/doctor-repository.js'
+import { formatFinding, runDoctor, type DoctorOptions, type Finding } from '../../src/maintenance/doctor.js'
+import { sweepExpired } from '../../src/uploads/pending.js'
 import { openFileStore, type FileStore } from '../../src/storage/index.js'
 import { PART_SIZE, S3FileStore } from '../../src/storage/s3.js'
 import { MASTER_PASSWORD, makeSite, storedFiles, type TestSite, type TestUser } from '../helpers/app.js'

@@ -4,7 +4,7 @@
 // on PostgreSQL + S3.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { descriptionCache } from '../../src/domain/markdown.js'
+import { descriptionCache } from '../../src/web/markdown.js'
 import { makeSite, type TestSite, type TestUser } from '../helpers/app.js'
 import { publishPack, type PackJson } from '../helpers/packs.js'
 

@@ -1,7 +1,7 @@
 // Staff → Statistics: the stats snapshot as a page, for staff only.
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import type { StatsSnapshot } from '../../src/domain/stats.js'
+import type { StatsSnapshot } from '../../src/stats/service.js'
 import { formatBytes, formatDuration, formatMs } from '../../src/web/format.js'
 import { makeSite, type TestSite, type TestUser } from '../helpers/app.js'
 

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { buildApp } from '../../src/app.js'
-import { ConfigError, loadConfig } from '../../src/config.js'
+import { ConfigError, loadConfig } from '../../src/config/index.js'
 import type { App } from '../../src/http/types.js'
 import { MASTER_PASSWORD, expectError, makeSite, type TestSite, type TestUser } from '../helpers/app.js'
 import { datapack, multipart } from '../helpers/fixtures.js'

@@ -2,7 +2,7 @@
 // /api/tokens/{token_id}/, and the Settings → API tokens page that uses them.
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { csrfTokenFor } from '../../src/auth/plugin.js'
+import { csrfTokenFor } from '../../src/accounts/auth.js'
 import { expectError, makeSite, type TestSite, type TestUser } from '../helpers/app.js'
 
 interface ApiToken {

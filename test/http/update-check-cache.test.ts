@@ -11,7 +11,7 @@ import fc from 'fast-check'
 import { expectError, makeSite, type TestSite } from '../helpers/app.js'
 import { publishPack } from '../helpers/packs.js'
 import { redisSkip, startRedis, type RedisServer } from '../helpers/redis.js'
-import { DEFAULT_LIMITS, packKey } from '../../src/domain/latest-cache.js'
+import { DEFAULT_LIMITS, packKey } from '../../src/update-check/cache.js'
 import { isValidHost } from '../../src/http/host.js'
 
 interface Latest { download_url: string }

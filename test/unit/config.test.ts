@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import path from 'node:path'
-import { ConfigError, loadConfig, parseDuration, parseSize, redactUrl } from '../../src/config.js'
+import { ConfigError, loadConfig, parseDuration, parseSize, redactUrl } from '../../src/config/index.js'
 
 /** Asserts that loading `env` fails with one ConfigError line naming `variable`. */
 function rejects(env: Record<string, string>, variable: string): void {

@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { contentDisposition, sanitizeFilename } from '../../src/domain/filenames.js'
+import { contentDisposition, sanitizeFilename } from '../../src/files/filenames.js'
 
 describe('sanitizeFilename', () => {
   const cases: [string | undefined, string][] = [

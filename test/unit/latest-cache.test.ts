@@ -1,9 +1,9 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { openRedis, type RedisConnection } from '../../src/redis.js'
-import { RedisLatestCache } from '../../src/domain/redis-latest-cache.js'
+import { openRedis, type RedisConnection } from '../../src/shared-state/redis.js'
+import { RedisLatestCache } from '../../src/shared-state/redis-update-check-cache.js'
 import { redisSkip, startRedis, type RedisServer } from '../helpers/redis.js'
-import { ENTRY_OVERHEAD, LatestCache, packKey } from '../../src/domain/latest-cache.js'
+import { ENTRY_OVERHEAD, LatestCache, packKey } from '../../src/update-check/cache.js'
 
 const answer = (version: string) => ({ body: JSON.stringify({ version }), etag: `"${version}"` })
 

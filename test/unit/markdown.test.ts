@@ -1,7 +1,7 @@
 // Descriptions: Markdown in, HTML that is safe to put into a page out.
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { MarkdownCache, isAllowedLink, isSameOriginImage, renderMarkdown } from '../../src/domain/markdown.js'
+import { MarkdownCache, isAllowedLink, isSameOriginImage, renderMarkdown } from '../../src/web/markdown.js'
 
 const REL = 'rel="nofollow ugc noopener noreferrer"'
 

@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { RouteMetrics, percentile } from '../../src/domain/metrics.js'
+import { RouteMetrics, percentile } from '../../src/stats/metrics.js'
 
 describe('percentile', () => {
   test('nearest rank of an ascending array', () => {

@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { packFormatOf, packFormatOfText } from '../../src/domain/packmeta.js'
+import { packFormatOf, packFormatOfText } from '../../src/uploads/packmeta.js'
 
 describe('packFormatOf', () => {
   const cases: [string, unknown, number | null][] = [

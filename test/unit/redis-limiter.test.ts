@@ -2,12 +2,12 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { Refusal, Reservation } from '../../src/auth/limiter.js'
-import { RedisAttemptLimiter } from '../../src/auth/redis-limiter.js'
-import { ConfigError } from '../../src/config.js'
-import { RedisLatestCache } from '../../src/domain/redis-latest-cache.js'
-import { RedisSnapshotCache } from '../../src/domain/redis-snapshot-cache.js'
-import { openRedis, type RedisConnection } from '../../src/redis.js'
+import type { Refusal, Reservation } from '../../src/accounts/limiter.js'
+import { RedisAttemptLimiter } from '../../src/shared-state/redis-limiter.js'
+import { ConfigError } from '../../src/config/index.js'
+import { RedisLatestCache } from '../../src/shared-state/redis-update-check-cache.js'
+import { RedisSnapshotCache } from '../../src/shared-state/redis-snapshot-cache.js'
+import { openRedis, type RedisConnection } from '../../src/shared-state/redis.js'
 import { redisSkip, startRedis, type RedisServer } from '../helpers/redis.js'
 
 describe('Redis shared state', { skip: redisSkip }, () => {

@@ -11,28 +11,28 @@
 // The second part sends the same input through the app, as headers, query
 // strings and bodies, for what runs inside Fastify and its plugins (content
 // type and cookie parsing, the query-string parser, schema formats) and for
-// the Bearer pattern of src/auth/plugin.ts, which is not exported.
+// the Bearer pattern of src/accounts/auth.ts, which is not exported.
 //
-// Audited and left out: src/config.ts (environment, not requests); the
+// Audited and left out: src/config/index.ts (environment, not requests); the
 // markdown renderer (markdown-it, not a pattern of ours: its cost on long
 // descriptions is issue 8, item 10).
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import type { InjectOptions } from 'fastify'
-import { ifRangeHolds, parseRange } from '../../src/routes/files.js'
+import { ifRangeHolds, parseRange } from '../../src/files/routes.js'
 import { noneMatch } from '../../src/http/conditional.js'
 import { multipartBoundary } from '../../src/http/multipart.js'
 import { safeNext } from '../../src/http/urls.js'
 import { jsonDeeperThan } from '../../src/http/json-body.js'
 import { textFault } from '../../src/http/text-input.js'
-import { isUuid } from '../../src/schemas/common.js'
-import { validateUsername } from '../../src/domain/usernames.js'
-import { slugify } from '../../src/domain/slugs.js'
-import { contentDisposition, sanitizeFilename } from '../../src/domain/filenames.js'
-import { isAllowedLink, isSameOriginImage } from '../../src/domain/markdown.js'
+import { isUuid } from '../../src/api/common.js'
+import { validateUsername } from '../../src/accounts/usernames.js'
+import { slugify } from '../../src/packs/slugs.js'
+import { contentDisposition, sanitizeFilename } from '../../src/files/filenames.js'
+import { isAllowedLink, isSameOriginImage } from '../../src/web/markdown.js'
 import { escapeHtml } from '../../src/web/html.js'
-import { likeContains } from '../../src/db/packs.js'
-import { escapeLike } from '../../src/db/tags.js'
+import { likeContains } from '../../src/packs/repository.js'
+import { escapeLike } from '../../src/packs/tags-repository.js'
 import { makeSite, type TestSite, type TestUser } from '../helpers/app.js'
 
 const BOUND_MS = 50
@@ -99,8 +99,8 @@ function fastest(call: () => unknown): number {
 
 /** Each request-facing function, with prefixes that put the adversarial text where its pattern looks. */
 const FUNCTIONS: Record<string, { call: (input: string) => unknown; prefixes: string[] }> = {
-  'parseRange (routes/files.ts, Range)': { call: (s) => parseRange(s, 1_000_000), prefixes: ['', 'bytes=', 'bytes=0-', 'bytes=-', ' bytes = '] },
-  'ifRangeHolds (routes/files.ts, If-Range)': { call: (s) => ifRangeHolds(s, '"abc"', 'Mon, 23 Nov 2026 10:00:00 GMT'), prefixes: ['', '"', 'W/'] },
+  'parseRange (files/routes.ts, Range)': { call: (s) => parseRange(s, 1_000_000), prefixes: ['', 'bytes=', 'bytes=0-', 'bytes=-', ' bytes = '] },
+  'ifRangeHolds (files/routes.ts, If-Range)': { call: (s) => ifRangeHolds(s, '"abc"', 'Mon, 23 Nov 2026 10:00:00 GMT'), prefixes: ['', '"', 'W/'] },
   'noneMatch (http/conditional.ts, ENTITY_TAG, If-None-Match)': { call: (s) => noneMatch(s, '"abc"'), prefixes: ['', '"', 'W/"', '"a", '] },
   'multipartBoundary (http/multipart.ts, Content-Type)': {
     call: (s) => multipartBoundary(s),
@@ -109,16 +109,16 @@ const FUNCTIONS: Record<string, { call: (input: string) => unknown; prefixes: st
   'safeNext (http/urls.ts, next)': { call: (s) => safeNext(s), prefixes: ['/', '//', '/\\', '/%2e'] },
   'jsonDeeperThan (http/json-body.ts, JSON bodies)': { call: (s) => jsonDeeperThan(s, 64), prefixes: ['', '"', '{"a":', '['] },
   'textFault (http/text-input.ts, every text input)': { call: (s) => textFault(s), prefixes: [''] },
-  'isUuid (schemas/common.ts, UUID_PATTERN, path parameters)': { call: (s) => isUuid(s), prefixes: ['', '00000000-0000-0000-0000-'] },
-  'validateUsername (domain/usernames.ts, USERNAME_PATTERN, sign-in and sign-up)': { call: (s) => validateUsername(s), prefixes: ['', 'alice'] },
-  'slugify (domain/slugs.ts, a draft title)': { call: (s) => slugify(s), prefixes: ['', 'a', '-'] },
-  'sanitizeFilename (domain/filenames.ts, upload filenames)': { call: (s) => sanitizeFilename(s), prefixes: ['', 'a/', 'C:\\'] },
-  'contentDisposition (domain/filenames.ts, stored filenames)': { call: (s) => contentDisposition('attachment', s), prefixes: [''] },
-  'isAllowedLink (domain/markdown.ts, SCHEME, IGNORED_IN_SCHEME)': { call: (s) => isAllowedLink(s), prefixes: ['', 'a', 'java'] },
-  'isSameOriginImage (domain/markdown.ts)': { call: (s) => isSameOriginImage(s), prefixes: ['', '/', '//'] },
+  'isUuid (api/common.ts, UUID_PATTERN, path parameters)': { call: (s) => isUuid(s), prefixes: ['', '00000000-0000-0000-0000-'] },
+  'validateUsername (accounts/usernames.ts, USERNAME_PATTERN, sign-in and sign-up)': { call: (s) => validateUsername(s), prefixes: ['', 'alice'] },
+  'slugify (packs/slugs.ts, a draft title)': { call: (s) => slugify(s), prefixes: ['', 'a', '-'] },
+  'sanitizeFilename (files/filenames.ts, upload filenames)': { call: (s) => sanitizeFilename(s), prefixes: ['', 'a/', 'C:\\'] },
+  'contentDisposition (files/filenames.ts, stored filenames)': { call: (s) => contentDisposition('attachment', s), prefixes: [''] },
+  'isAllowedLink (web/markdown.ts, SCHEME, IGNORED_IN_SCHEME)': { call: (s) => isAllowedLink(s), prefixes: ['', 'a', 'java'] },
+  'isSameOriginImage (web/markdown.ts)': { call: (s) => isSameOriginImage(s), prefixes: ['', '/', '//'] },
   'escapeHtml (web/html.ts, everything a page shows)': { call: (s) => escapeHtml(s), prefixes: [''] },
-  'likeContains (db/packs.ts, pack search)': { call: (s) => likeContains(s), prefixes: [''] },
-  'escapeLike (db/tags.ts, autocomplete)': { call: (s) => escapeLike(s), prefixes: [''] },
+  'likeContains (packs/repository.ts, pack search)': { call: (s) => likeContains(s), prefixes: [''] },
+  'escapeLike (packs/tags-repository.ts, autocomplete)': { call: (s) => escapeLike(s), prefixes: [''] },
 }
 
 describe('request-facing patterns and parsers run in linear time', () => {
@@ -179,7 +179,7 @@ describe('adversarial headers and parameters through the app answer as fast as o
 
   /** Each probe: how to put the text into a request; its cost is compared with the same request carrying "x". */
   const PROBES: Record<string, (text: string) => InjectOptions> = {
-    'Authorization (BEARER in auth/plugin.ts)': (t) => ({ url: '/api/drafts/', headers: { ...site.gate, authorization: `Bearer ${t}` } }),
+    'Authorization (BEARER in accounts/auth.ts)': (t) => ({ url: '/api/drafts/', headers: { ...site.gate, authorization: `Bearer ${t}` } }),
     'Authorization, user then hostile token': (t) => ({ url: '/api/drafts/', headers: { ...site.gate, authorization: `Bearer redos ${t}` } }),
     'Cookie (@fastify/cookie)': (t) => ({ url: '/api/tags/autocomplete/', headers: { ...site.gate, cookie: `packs_session=${encodeQuery(t)}; a=${t.replace(/[;\s]/g, 'x')}` } }),
     'Content-Type (Fastify, then multipartBoundary)': (t) => ({

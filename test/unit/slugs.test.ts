@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { MAX_SLUG_LENGTH, SLUG_PATTERN, slugify } from '../../src/domain/slugs.js'
+import { MAX_SLUG_LENGTH, SLUG_PATTERN, slugify } from '../../src/packs/slugs.js'
 
 test('lower-cases and joins words with single dashes', () => {
   assert.equal(slugify('My Cool Pack'), 'my-cool-pack')

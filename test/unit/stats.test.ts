@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { EventLoopMonitor, MemorySnapshotCache } from '../../src/domain/stats.js'
+import { EventLoopMonitor, MemorySnapshotCache } from '../../src/stats/service.js'
 
 describe('MemorySnapshotCache', () => {
   test('reuses the value within the window and rebuilds after it', async () => {

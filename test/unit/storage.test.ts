@@ -9,7 +9,7 @@ import { Readable } from 'node:stream'
 import v8 from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import { after, before, describe, it } from 'node:test'
-import { ConfigError, loadConfig } from '../../src/config.js'
+import { ConfigError, loadConfig } from '../../src/config/index.js'
 import { buildApp } from '../../src/app.js'
 import type { FileStore } from '../../src/storage/index.js'
 import { openFileStore } from '../../src/storage/index.js'
@@ -146,7 +146,7 @@ for (const backend of [local, s3]) {
       await store.delete('replace1')
     })
 
-    it('a missing key rejects with ENOENT, as routes/files.ts expects', async () => {
+    it('a missing key rejects with ENOENT, as files/routes.ts expects', async () => {
       await assert.rejects(store.get('missing1'), (error: NodeJS.ErrnoException) => error.code === 'ENOENT')
       await assert.rejects(store.get('missing1', { start: 0, end: 9 }), (error: NodeJS.ErrnoException) => error.code === 'ENOENT')
     })

@@ -1,6 +1,6 @@
 // DOM for the create page's pieces that appear after load: tag chips and
 // uploads. The server renders the same markup for the saved ones
-// (src/routes/pages/create.ts); text goes in through textContent only.
+// (src/pages/create.ts); text goes in through textContent only.
 
 export interface UploadInfo {
   uuid: string

@@ -43,7 +43,7 @@ function cell(...content: Array<Node | string>): HTMLTableCellElement {
   return td
 }
 
-/** The same row the server renders (src/routes/pages/tokens.ts tokenRow). */
+/** The same row the server renders (src/pages/tokens.ts tokenRow). */
 function tokenRow(token: ApiToken): HTMLTableRowElement {
   const tr = document.createElement('tr')
   tr.dataset.tokenId = token.id

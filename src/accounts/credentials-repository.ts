@@ -1,0 +1,142 @@
+// API tokens and browser sessions: both are random secrets stored as SHA-256
+// and looked up by that hash, joined to their user.
+import { randomUUID } from 'node:crypto'
+import type { Db } from '../db/index.js'
+import type { ApiTokensTable } from '../db/schema.js'
+import { nowIso } from '../db/time.js'
+import { rowToUser, type User } from './users-repository.js'
+
+export async function insertApiToken(
+  db: Db,
+  token: { userId: string; name: string; tokenHash: string; expiresAt: string | null },
+): Promise<ApiTokensTable> {
+  const row: ApiTokensTable = {
+    id: randomUUID(),
+    user_id: token.userId,
+    name: token.name,
+    token_hash: token.tokenHash,
+    created_at: nowIso(),
+    last_used_at: null,
+    expires_at: token.expiresAt,
+    revoked_at: null,
+  }
+  await db.insertInto('api_tokens').values(row).execute()
+  return row
+}
+
+export interface TokenOwner {
+  tokenId: string
+  lastUsedAt: string | null
+  user: User
+  usernameLower: string
+}
+
+/** The live (not revoked, not expired) token with this hash, and its user. */
+export async function findLiveTokenByHash(db: Db, tokenHash: string, now: string): Promise<TokenOwner | undefined> {
+  const row = await db
+    .selectFrom('api_tokens')
+    .innerJoin('users', 'users.id', 'api_tokens.user_id')
+    .select(['api_tokens.id as token_id', 'api_tokens.last_used_at', 'users.id', 'users.username', 'users.username_lower', 'users.is_staff'])
+    .where('api_tokens.token_hash', '=', tokenHash)
+    .where('api_tokens.revoked_at', 'is', null)
+    .where((eb) => eb.or([eb('api_tokens.expires_at', 'is', null), eb('api_tokens.expires_at', '>', now)]))
+    .executeTakeFirst()
+  if (!row) return undefined
+  return { tokenId: row.token_id, lastUsedAt: row.last_used_at, user: rowToUser(row), usernameLower: row.username_lower }
+}
+
+export async function touchApiToken(db: Db, tokenId: string, now: string): Promise<void> {
+  await db.updateTable('api_tokens').set({ last_used_at: now }).where('id', '=', tokenId).execute()
+}
+
+export async function insertSession(db: Db, userId: string, tokenHash: string, expiresAt: string): Promise<void> {
+  await db
+    .insertInto('sessions')
+    .values({ id: randomUUID(), user_id: userId, token_hash: tokenHash, created_at: nowIso(), expires_at: expiresAt })
+    .execute()
+}
+
+export async function findLiveSessionUser(db: Db, tokenHash: string, now: string): Promise<User | undefined> {
+  const row = await db
+    .selectFrom('sessions')
+    .innerJoin('users', 'users.id', 'sessions.user_id')
+    .select(['users.id', 'users.username', 'users.is_staff'])
+    .where('sessions.token_hash', '=', tokenHash)
+    .where('sessions.expires_at', '>', now)
+    .executeTakeFirst()
+  return row ? rowToUser(row) : undefined
+}
+
+export async function deleteSession(db: Db, tokenHash: string): Promise<void> {
+  await db.deleteFrom('sessions').where('token_hash', '=', tokenHash).execute()
+}
+
+export async function deleteExpiredSessions(db: Db, now: string): Promise<number> {
+  const result = await db.deleteFrom('sessions').where('expires_at', '<=', now).executeTakeFirst()
+  return Number(result.numDeletedRows)
+}
+
+export async function getSetting(db: Db, key: string): Promise<string | undefined> {
+  const row = await db.selectFrom('settings').select('value').where('key', '=', key).executeTakeFirst()
+  return row?.value
+}
+
+export async function putSetting(db: Db, key: string, value: string): Promise<void> {
+  await db
+    .insertInto('settings')
+    .values({ key, value })
+    .onConflict((oc) => oc.column('key').doUpdateSet({ value }))
+    .execute()
+}
+
+/** Inserts the setting only if absent and returns whichever value is stored (safe when instances race). */
+export async function getOrCreateSetting(db: Db, key: string, create: () => string): Promise<string> {
+  await db.insertInto('settings').values({ key, value: create() }).onConflict((oc) => oc.column('key').doNothing()).execute()
+  return (await getSetting(db, key))!
+}
+
+/** What the owner of a token may see of it: never the hash. */
+export type ApiTokenRecord = Pick<ApiTokensTable, 'id' | 'name' | 'created_at' | 'last_used_at' | 'expires_at'>
+
+/** The user's tokens that are not revoked (expired ones included), newest first. */
+export async function listUserApiTokens(db: Db, userId: string): Promise<ApiTokenRecord[]> {
+  return db
+    .selectFrom('api_tokens')
+    .select(['id', 'name', 'created_at', 'last_used_at', 'expires_at'])
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null)
+    .orderBy('created_at', 'desc')
+    .orderBy('id')
+    .execute()
+}
+
+/**
+ * Revokes the user's token: ownership is part of the WHERE clause, so someone
+ * else's token is exactly as absent as a missing one. false when nothing matched.
+ */
+export async function revokeUserApiToken(db: Db, userId: string, tokenId: string, now: string): Promise<boolean> {
+  const result = await db
+    .updateTable('api_tokens')
+    .set({ revoked_at: now })
+    .where('id', '=', tokenId)
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst()
+  return Number(result.numUpdatedRows) > 0
+}
+
+export async function findPasswordHash(db: Db, userId: string): Promise<string | undefined> {
+  const row = await db.selectFrom('users').select('password_hash').where('id', '=', userId).executeTakeFirst()
+  return row?.password_hash
+}
+
+/** Replaces the password hash and ends the user's sessions, except the one whose hash is `keepSessionHash`, in one transaction. */
+export async function replacePasswordHash(db: Db, userId: string, passwordHash: string, keepSessionHash: string | null): Promise<number> {
+  return db.transaction().execute(async (trx) => {
+    await trx.updateTable('users').set({ password_hash: passwordHash }).where('id', '=', userId).execute()
+    let query = trx.deleteFrom('sessions').where('user_id', '=', userId)
+    if (keepSessionHash !== null) query = query.where('token_hash', '!=', keepSessionHash)
+    const result = await query.executeTakeFirst()
+    return Number(result.numDeletedRows)
+  })
+}

@@ -1,0 +1,164 @@
+// The site-wide gate (CONTRACT §2). Its password comes from PACKS_MASTER_PASSWORD
+// or, when that is unset, from a scrypt hash in the settings table (generated on
+// first start, changed by `packs master-password set`).
+import { randomBytes } from 'node:crypto'
+import type { Db } from '../db/index.js'
+import { getOrCreateSetting, getSetting, putSetting } from './credentials-repository.js'
+import { timingSafeEqual } from 'node:crypto'
+import { hashPassword, hmacHex, safeEqual, sha256Digest, sha256Hex, verifyPassword } from './secrets.js'
+
+const MASTER_PASSWORD_KEY = 'master_password_hash'
+const SITE_SECRET_KEY = 'site_secret'
+/** How long a running server trusts its copy of the stored hash; a CLI change reaches it within this time. */
+const STORED_HASH_TTL_MS = 5_000
+
+export class Gate {
+  private storedHash: { value: string | undefined; readAt: number } | undefined
+  /** SHA-256 of the last candidate that verified against `storedHash`, so scrypt runs once per password, not per request. */
+  private verified: { hash: string; candidateDigest: string } | undefined
+  /** scrypt checks in flight, by SHA-256 of the candidate and the hash it is checked against. */
+  private readonly verifying = new Map<string, Promise<boolean>>()
+  /** SHA-256 of PACKS_MASTER_PASSWORD, computed once: the gate runs on every request. */
+  private readonly envDigest: Buffer | null
+
+  private constructor(
+    private readonly db: Db,
+    private readonly envPassword: string | null,
+    /** Keys the HMACs of gate cookies and CSRF tokens; shared by every instance through the database. */
+    readonly siteSecret: string,
+  ) {
+    this.envDigest = envPassword === null ? null : sha256Digest(envPassword)
+  }
+
+  static async open(db: Db, envPassword: string | null): Promise<Gate> {
+    const secret = await getOrCreateSetting(db, SITE_SECRET_KEY, () => randomBytes(32).toString('hex'))
+    return new Gate(db, envPassword, secret)
+  }
+
+  /**
+   * Makes sure a gate password exists. Returns the new password when this call
+   * generated one (first start without PACKS_MASTER_PASSWORD), so it can be shown once.
+   */
+  async ensurePassword(): Promise<string | null> {
+    if (this.envPassword !== null) return null
+    if (await getSetting(this.db, MASTER_PASSWORD_KEY)) return null
+    const password = randomBytes(18).toString('base64url')
+    const hash = await hashPassword(password)
+    const stored = await getOrCreateSetting(this.db, MASTER_PASSWORD_KEY, () => hash)
+    // Another instance may have won the race; only the winner prints.
+    return stored === hash ? password : null
+  }
+
+  async setPassword(password: string): Promise<void> {
+    await putSetting(this.db, MASTER_PASSWORD_KEY, await hashPassword(password))
+    this.storedHash = undefined
+  }
+
+  get passwordFromEnvironment(): boolean {
+    return this.envPassword !== null
+  }
+
+  /**
+   * The answer when it needs no I/O and no scrypt: always for an environment
+   * password, and for a stored one already verified and still fresh. Else
+   * undefined, and verifyPassword gives the answer.
+   */
+  verifyPasswordSync(candidate: string): boolean | undefined {
+    // Comparing digests keeps the comparison constant-time whatever the lengths.
+    if (this.envDigest !== null) return timingSafeEqual(sha256Digest(candidate), this.envDigest)
+    const stored = this.storedHash
+    const verified = this.verified
+    if (!stored || !verified || Date.now() - stored.readAt > STORED_HASH_TTL_MS || verified.hash !== stored.value) return undefined
+    return safeEqual(sha256Hex(candidate), verified.candidateDigest)
+  }
+
+  /**
+   * The answer when it needs no scrypt (perhaps a read of the stored hash);
+   * undefined when only verifyPassword can tell, at the cost of one scrypt,
+   * which the caller must count against the client first (accounts/auth.ts).
+   */
+  async verifyPasswordCheaply(candidate: string): Promise<boolean | undefined> {
+    const known = this.verifyPasswordSync(candidate)
+    if (known !== undefined) return known
+    const hash = await this.currentHash()
+    if (!hash) return false
+    // The stored copy is fresh now; once one password verified against this hash, no other can.
+    return this.verifyPasswordSync(candidate)
+  }
+
+  /**
+   * The check of this very candidate already in flight, if any: joining it
+   * costs no scrypt, so it needs no place of its own in the failure count
+   * (players whose mods start together after a restart all send the same
+   * password). Call right after verifyPasswordCheaply, which read the hash.
+   */
+  verificationInFlight(candidate: string): Promise<boolean> | undefined {
+    const hash = this.storedHash?.value
+    return hash ? this.verifying.get(`${sha256Hex(candidate)}|${hash}`) : undefined
+  }
+
+  /**
+   * Starts the one scrypt check of this candidate once `admit` (the caller's
+   * place in the failure count) resolves. It is registered before anything is
+   * awaited, so requests for the same candidate that arrive meanwhile join it
+   * (verificationInFlight) instead of each taking a place. Call right after
+   * verifyPasswordCheaply answered undefined.
+   */
+  verifyAdmitted(candidate: string, admit: () => Promise<void>): Promise<boolean> {
+    const hash = this.storedHash?.value
+    if (!hash) return Promise.resolve(false)
+    const digest = sha256Hex(candidate)
+    const key = `${digest}|${hash}`
+    const existing = this.verifying.get(key)
+    if (existing) return existing
+    const pending = (async () => {
+      await admit()
+      const ok = await verifyPassword(candidate, hash)
+      if (ok) this.verified = { hash, candidateDigest: digest }
+      return ok
+    })().finally(() => this.verifying.delete(key))
+    this.verifying.set(key, pending)
+    return pending
+  }
+
+  async verifyPassword(candidate: string): Promise<boolean> {
+    const known = await this.verifyPasswordCheaply(candidate)
+    if (known !== undefined) return known
+    const hash = await this.currentHash()
+    if (!hash) return false
+    const digest = sha256Hex(candidate)
+    const key = `${digest}|${hash}`
+    // Players whose mods start together after a restart send the same password at once: one scrypt answers them all.
+    // The map holds only checks in flight, each holding a place in passwordWork's bounded queue or about to be refused.
+    let pending = this.verifying.get(key)
+    if (!pending) {
+      pending = verifyPassword(candidate, hash).finally(() => this.verifying.delete(key))
+      this.verifying.set(key, pending)
+    }
+    if (!(await pending)) return false
+    this.verified = { hash, candidateDigest: digest }
+    return true
+  }
+
+  /** The gate cookie's value. Bound to the current password, so changing the password signs everyone out of the gate. */
+  async cookieValue(): Promise<string> {
+    return hmacHex(this.siteSecret, `gate|${await this.passwordFingerprint()}`)
+  }
+
+  async verifyCookie(value: string): Promise<boolean> {
+    return safeEqual(value, await this.cookieValue())
+  }
+
+  private async passwordFingerprint(): Promise<string> {
+    if (this.envPassword !== null) return sha256Hex(this.envPassword)
+    return (await this.currentHash()) ?? 'unset'
+  }
+
+  private async currentHash(): Promise<string | undefined> {
+    const now = Date.now()
+    if (!this.storedHash || now - this.storedHash.readAt > STORED_HASH_TTL_MS) {
+      this.storedHash = { value: await getSetting(this.db, MASTER_PASSWORD_KEY), readAt: now }
+    }
+    return this.storedHash.value
+  }
+}

@@ -1,0 +1,56 @@
+import { randomUUID } from 'node:crypto'
+import type { Db } from '../db/index.js'
+import type { UsersTable } from '../db/schema.js'
+import { nowIso } from '../db/time.js'
+
+export type UserRow = UsersTable
+
+export interface User {
+  id: string
+  username: string
+  isStaff: boolean
+}
+
+export function rowToUser(row: Pick<UserRow, 'id' | 'username' | 'is_staff'>): User {
+  return { id: row.id, username: row.username, isStaff: row.is_staff === 1 }
+}
+
+export async function insertUser(db: Db, username: string, passwordHash: string, isStaff: boolean): Promise<User> {
+  const row: UserRow = {
+    id: randomUUID(),
+    username,
+    username_lower: username.toLowerCase(),
+    password_hash: passwordHash,
+    is_staff: isStaff ? 1 : 0,
+    created_at: nowIso(),
+  }
+  await db.insertInto('users').values(row).execute()
+  return rowToUser(row)
+}
+
+export async function findUserRowByUsername(db: Db, username: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('username_lower', '=', username.toLowerCase()).executeTakeFirst()
+}
+
+export async function updateUser(db: Db, userId: string, changes: Partial<Pick<UserRow, 'is_staff' | 'password_hash'>>): Promise<void> {
+  await db.updateTable('users').set(changes).where('id', '=', userId).execute()
+}
+
+/**
+ * Usernames starting with `prefix`, case-insensitively. A range scan on the
+ * unique index instead of LIKE, so `%`, `_` and quotes are plain characters
+ * and the same index serves SQLite and PostgreSQL.
+ */
+export async function searchUsernames(db: Db, prefix: string, limit: number): Promise<string[]> {
+  let query = db.selectFrom('users').select('username').orderBy('username_lower').limit(limit)
+  if (prefix !== '') {
+    const lower = prefix.toLowerCase()
+    query = query.where('username_lower', '>=', lower).where('username_lower', '<', prefixUpperBound(lower))
+  }
+  return (await query.execute()).map((r) => r.username)
+}
+
+/** The smallest string greater than every string that starts with `prefix`. */
+export function prefixUpperBound(prefix: string): string {
+  return prefix + '\u{10FFFF}'
+}

@@ -1,0 +1,195 @@
+// Packs as the API shows them, and the mappers from repository records. URLs
+// are made here, once: stored-file URLs like TempUpload's (relative unless
+// PACKS_BASE_URL is set), download URLs always absolute (the in-game updater
+// has no page to resolve them against).
+import type { FastifyRequest } from 'fastify'
+import { Type, type Static } from 'typebox'
+import type { Config } from '../config/index.js'
+import { downloadUrl, fileUrl } from '../http/urls.js'
+import type { CategoryRef, LatestRecord, PackDetail, PackRecord, PackSummaryRecord, TagRef, VersionRecord } from '../packs/repository.js'
+
+const DateTime = Type.String({ format: 'date-time' })
+const PackFormat = Type.Union([Type.Integer(), Type.Null()], {
+  description: 'From pack.mcmeta at the archive root: pack.pack_format, or the major number of pack.max_format (1.21.9+); null when absent or unreadable.',
+})
+
+export const Category = Type.Object(
+  { key: Type.String(), name: Type.String(), color: Type.String() },
+  { title: 'Category' },
+)
+
+export const PackTag = Type.Object(
+  { name: Type.String(), category: Type.String({ description: 'The category key.' }), category_name: Type.String(), color: Type.String() },
+  { title: 'PackTag' },
+)
+
+export const PackMedia = Type.Object(
+  { url: Type.String(), content_type: Type.String(), filename: Type.String() },
+  { title: 'PackMedia' },
+)
+
+export const PackVersion = Type.Object(
+  {
+    name: Type.String(),
+    changelog: Type.String(),
+    pack_format: PackFormat,
+    created_at: DateTime,
+    download_url: Type.String({ description: 'Absolute URL that downloads the archive.' }),
+  },
+  { title: 'PackVersion' },
+)
+
+const packCommon = {
+  namespace: Type.String({ description: "The owner's username in lower case." }),
+  pack_id: Type.String({ description: 'Slug of the title, [a-z0-9_-].' }),
+  id: Type.String({ description: 'namespace:pack_id' }),
+  title: Type.String(),
+  summary: Type.String(),
+  category: Type.Union([Category, Type.Null()]),
+  tags: Type.Array(PackTag),
+  owner: Type.String({ description: "The owner's username." }),
+  thumbnail_url: Type.Union([Type.String(), Type.Null()]),
+  created_at: DateTime,
+  updated_at: DateTime,
+}
+
+export const Pack = Type.Object(
+  {
+    ...packCommon,
+    description: Type.String(),
+    media: Type.Array(PackMedia, { description: 'In upload order.' }),
+    versions: Type.Array(PackVersion, { description: 'Newest first.' }),
+  },
+  { title: 'Pack' },
+)
+
+export const PackSummary = Type.Object(
+  { ...packCommon, latest_version: PackVersion },
+  { title: 'PackSummary' },
+)
+
+export const PackList = Type.Object(
+  {
+    items: Type.Array(PackSummary),
+    page: Type.Integer(),
+    per_page: Type.Integer(),
+    total: Type.Integer({ description: 'Packs matching the filters, on all pages.' }),
+  },
+  { title: 'PackList' },
+)
+
+export const PackLatest = Type.Object(
+  {
+    namespace: Type.String(),
+    pack_id: Type.String(),
+    name: Type.String({ description: "The pack's title." }),
+    version: Type.String({ description: 'Name of the newest version (by publication time).' }),
+    pack_format: PackFormat,
+    created_at: Type.String({ format: 'date-time', description: 'When that version was published.' }),
+    download_url: Type.String({ description: 'Absolute URL that downloads the archive.' }),
+  },
+  { title: 'PackLatest' },
+)
+
+export const PackParams = Type.Object({
+  namespace: Type.String({ description: 'Matched case-insensitively.' }),
+  pack_id: Type.String({ description: 'Matched case-insensitively.' }),
+})
+
+/**
+ * Far past any real listing, and small enough that (page - 1) * per_page stays
+ * an exact integer both databases accept as an OFFSET: page=1e300 is a whole
+ * number too, and the databases failed on its offset. (Text that is not
+ * decimal digits, "Infinity" included, is refused before validation:
+ * src/http/text-input.ts.)
+ */
+export const MAX_PAGE = 100_000
+export const MAX_PER_PAGE = 100
+
+export const PackListQuery = Type.Object({
+  q: Type.Optional(Type.String({ description: 'Part of the title, case-insensitive.' })),
+  tag: Type.Optional(Type.String({ description: 'Only packs with this tag (name, case-insensitive).' })),
+  category: Type.Optional(Type.String({ description: 'Only packs in this category (key).' })),
+  page: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1 })),
+  per_page: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PER_PAGE, default: 20 })),
+})
+
+/** The multipart body of a new version, for the docs; the route reads the parts as a stream. */
+export const NewVersionBody = Type.Object({
+  file: Type.String({ format: 'binary', description: 'The version archive, a ZIP.' }),
+  version_name: Type.String({ description: 'Unique within the pack.' }),
+  changelog: Type.Optional(Type.String()),
+})
+
+export type PackBody = Static<typeof Pack>
+export type PackSummaryBody = Static<typeof PackSummary>
+export type PackLatestBody = Static<typeof PackLatest>
+
+/** How file ids become URLs for one response. */
+export interface FileUrls {
+  file(fileId: string): string
+  download(fileId: string): string
+}
+
+export function fileUrls(config: Config, request: FastifyRequest): FileUrls {
+  return { file: (id) => fileUrl(config, id), download: (id) => downloadUrl(config, request, id) }
+}
+
+function toCategory(category: CategoryRef | null): Static<typeof Category> | null {
+  return category && { key: category.key, name: category.name, color: category.color }
+}
+
+function toTag(tag: TagRef): Static<typeof PackTag> {
+  return { name: tag.name, category: tag.categoryKey, category_name: tag.categoryName, color: tag.color }
+}
+
+function toVersion(version: VersionRecord, urls: FileUrls): Static<typeof PackVersion> {
+  return {
+    name: version.name,
+    changelog: version.changelog,
+    pack_format: version.packFormat,
+    created_at: version.createdAt,
+    download_url: urls.download(version.fileId),
+  }
+}
+
+function toCommon(pack: PackRecord, urls: FileUrls) {
+  return {
+    namespace: pack.namespace,
+    pack_id: pack.packId,
+    id: `${pack.namespace}:${pack.packId}`,
+    title: pack.title,
+    summary: pack.summary,
+    category: toCategory(pack.category),
+    tags: pack.tags.map(toTag),
+    owner: pack.owner,
+    thumbnail_url: pack.thumbnailFileId === null ? null : urls.file(pack.thumbnailFileId),
+    created_at: pack.createdAt,
+    updated_at: pack.updatedAt,
+  }
+}
+
+export function toPack(pack: PackDetail, urls: FileUrls): PackBody {
+  return {
+    ...toCommon(pack, urls),
+    description: pack.description,
+    media: pack.media.map((m) => ({ url: urls.file(m.fileId), content_type: m.contentType, filename: m.filename })),
+    versions: pack.versions.map((v) => toVersion(v, urls)),
+  }
+}
+
+export function toPackSummary(pack: PackSummaryRecord, urls: FileUrls): PackSummaryBody {
+  return { ...toCommon(pack, urls), latest_version: toVersion(pack.latest, urls) }
+}
+
+export function toPackLatest(latest: LatestRecord, urls: FileUrls): PackLatestBody {
+  return {
+    namespace: latest.namespace,
+    pack_id: latest.packId,
+    name: latest.title,
+    version: latest.version,
+    pack_format: latest.packFormat,
+    created_at: latest.createdAt,
+    download_url: urls.download(latest.fileId),
+  }
+}

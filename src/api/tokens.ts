@@ -1,0 +1,59 @@
+// API tokens of the signed-in user (Settings → API tokens, and its JSON API).
+import { Type, type Static } from 'typebox'
+import { TOKEN_MAX_DAYS, TOKEN_NAME_MAX, type ListedApiToken } from '../accounts/service.js'
+
+export const ApiToken = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    name: Type.String({ description: 'The label the owner gave the token.' }),
+    created_at: Type.String({ format: 'date-time' }),
+    last_used_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+      description: 'When the token last authenticated a request (recorded at most once a minute); null if never.',
+    }),
+    expires_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'null: never expires.' }),
+    expired: Type.Boolean({ description: 'Past expires_at: the token no longer works, and stays listed until revoked.' }),
+  },
+  { title: 'ApiToken', description: 'An API token as its owner sees it. The token itself is shown only once, when it is created; only its hash is stored.' },
+)
+
+export const ApiTokenList = Type.Array(ApiToken, { description: 'Tokens that are not revoked, newest first; expired ones included (expired: true).' })
+
+export const CreateTokenBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: TOKEN_NAME_MAX, description: `A label, 1-${TOKEN_NAME_MAX} characters after trimming.` }),
+    // `nullable` rather than a union with null: with the validator's type
+    // coercion, a union would quietly turn 0 or "" into null (never expires).
+    expires_in_days: Type.Optional(Type.Unsafe<number | null>({
+      type: 'integer',
+      nullable: true,
+      minimum: 1,
+      maximum: TOKEN_MAX_DAYS,
+      description: `Lifetime in whole days from now (1-${TOKEN_MAX_DAYS}); omitted or null: the token never expires.`,
+    })),
+  },
+  { additionalProperties: false },
+)
+
+export const CreatedToken = Type.Object(
+  {
+    ...ApiToken.properties,
+    token: Type.String({ description: 'The secret. Shown only in this response; store it now.' }),
+    authorization: Type.String({ description: 'The complete header value: "Bearer <username> <token>".' }),
+  },
+  { title: 'CreatedApiToken' },
+)
+
+export const TokenParams = Type.Object({ token_id: Type.String({ description: 'The token\'s id (a UUID).' }) })
+
+export type ApiTokenBody = Static<typeof ApiToken>
+
+export function toApiToken(token: ListedApiToken): ApiTokenBody {
+  return {
+    id: token.id,
+    name: token.name,
+    created_at: token.created_at,
+    last_used_at: token.last_used_at,
+    expires_at: token.expires_at,
+    expired: token.expired,
+  }
+}

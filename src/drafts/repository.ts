@@ -1,0 +1,122 @@
+// Drafts of the create-page form. Lookups take the owner, so "someone
+// else's draft" and "no such draft" are the same answer.
+import type { Db } from '../db/index.js'
+import type { DraftsTable } from '../db/schema.js'
+import { nowIso } from '../db/time.js'
+import { lockUserQuotas } from '../uploads/repository.js'
+import { Conflict } from '../errors.js'
+
+export type DraftRow = DraftsTable
+
+export async function findOwnedDraft(db: Db, userId: string, draftId: string): Promise<DraftRow | undefined> {
+  return db.selectFrom('drafts').selectAll().where('id', '=', draftId).where('user_id', '=', userId).executeTakeFirst()
+}
+
+/**
+ * Makes sure the draft exists and is the caller's: creates it (empty) if the
+ * UUID is new and the caller has fewer than `maxDrafts` drafts (a Conflict
+ * otherwise). Returns false when it belongs to someone else. The caller holds
+ * lockUserQuotas (src/uploads/repository.ts) in the same transaction.
+ */
+export async function claimDraft(db: Db, userId: string, draftId: string, maxDrafts: number): Promise<boolean> {
+  const existing = await findDraftOwnerId(db, draftId)
+  if (existing !== undefined) return existing === userId
+  await checkDraftQuota(db, userId, maxDrafts)
+  const now = nowIso()
+  // ON CONFLICT DO NOTHING: another user racing for the same new UUID; one row wins, the other caller gets false.
+  await db
+    .insertInto('drafts')
+    .values({ id: draftId, user_id: userId, data: '{}', created_at: now, updated_at: now })
+    .onConflict((oc) => oc.column('id').doNothing())
+    .execute()
+  return (await findDraftOwnerId(db, draftId)) === userId
+}
+
+/**
+ * Creates or updates the caller's draft; returns the new updated_at, or
+ * undefined when it is someone else's. Creating one past the caller's
+ * `maxDrafts` is a Conflict. An autosave of an existing draft (nearly every
+ * call) is one UPDATE; only a new UUID takes the quota lock and counts.
+ */
+export async function saveDraft(db: Db, userId: string, draftId: string, data: string, maxDrafts: number): Promise<string | undefined> {
+  const now = nowIso()
+  const updated = await db.updateTable('drafts').set({ data, updated_at: now })
+    .where('id', '=', draftId).where('user_id', '=', userId).executeTakeFirst()
+  if (Number(updated.numUpdatedRows) > 0) return now
+  return db.transaction().execute(async (trx) => {
+    await lockUserQuotas(trx, userId)
+    const owner = await findDraftOwnerId(trx, draftId)
+    if (owner === undefined) await checkDraftQuota(trx, userId, maxDrafts)
+    else if (owner !== userId) return undefined
+    await trx
+      .insertInto('drafts')
+      .values({ id: draftId, user_id: userId, data, created_at: now, updated_at: now })
+      .onConflict((oc) => oc.column('id').doUpdateSet({ data, updated_at: now }).where('drafts.user_id', '=', userId))
+      .execute()
+    const row = await findOwnedDraft(trx, userId, draftId)
+    return row?.updated_at
+  })
+}
+
+/** A Conflict when the user already has `maxDrafts` drafts: no new one. */
+export async function checkDraftQuota(db: Db, userId: string, maxDrafts: number): Promise<void> {
+  const row = await db.selectFrom('drafts').select((eb) => eb.fn.countAll<number | string>().as('n')).where('user_id', '=', userId).executeTakeFirstOrThrow()
+  if (Number(row.n) >= maxDrafts) {
+    throw new Conflict(`you already have ${Number(row.n)} drafts, the most one user may keep (${maxDrafts}); publish or delete some (My drafts) to start another`)
+  }
+}
+
+export async function deleteDraftRow(db: Db, draftId: string): Promise<void> {
+  await db.deleteFrom('drafts').where('id', '=', draftId).execute()
+}
+
+export async function listAbandonedDraftIds(db: Db, updatedBefore: string, limit: number): Promise<string[]> {
+  const rows = await db.selectFrom('drafts').select('id').where('updated_at', '<', updatedBefore).orderBy('updated_at').limit(limit).execute()
+  return rows.map((r) => r.id)
+}
+
+/** Who owns the draft, if it exists: the create page tells "new" (empty form) from "someone else's" (404). */
+export async function findDraftOwnerId(db: Db, draftId: string): Promise<string | undefined> {
+  const row = await db.selectFrom('drafts').select('user_id').where('id', '=', draftId).executeTakeFirst()
+  return row?.user_id
+}
+
+/** One line of "My drafts". */
+export interface DraftSummary {
+  id: string
+  /** The saved title, trimmed; null when the draft has none yet. */
+  title: string | null
+  updatedAt: string
+  /** The owner's pending uploads of the draft. */
+  uploads: number
+}
+
+/**
+ * The caller's drafts, most recently saved first. Ownership is in the WHERE
+ * clause (and in the count, so only the owner's uploads are counted).
+ */
+export async function listOwnDrafts(db: Db, userId: string): Promise<DraftSummary[]> {
+  const rows = await db
+    .selectFrom('drafts')
+    .select((eb) => [
+      'drafts.id', 'drafts.data', 'drafts.updated_at',
+      eb.selectFrom('uploads').select(eb.fn.countAll<number | string>().as('n'))
+        .whereRef('uploads.draft_id', '=', 'drafts.id').whereRef('uploads.user_id', '=', 'drafts.user_id').as('uploads'),
+    ])
+    .where('drafts.user_id', '=', userId)
+    .orderBy('drafts.updated_at', 'desc')
+    .orderBy('drafts.id')
+    .execute()
+  return rows.map((r) => ({ id: r.id, title: titleOf(r.data), updatedAt: r.updated_at, uploads: Number(r.uploads) }))
+}
+
+/** The title member of a draft's stored JSON, when it is a non-blank string. */
+function titleOf(data: string): string | null {
+  try {
+    const parsed: unknown = JSON.parse(data)
+    const title = typeof parsed === 'object' && parsed !== null ? (parsed as { title?: unknown }).title : undefined
+    return typeof title === 'string' && title.trim() !== '' ? title.trim() : null
+  } catch {
+    return null
+  }
+}

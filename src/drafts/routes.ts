@@ -1,0 +1,114 @@
+// Drafts of the create page (SPEC: /api/draft/) and publishing one (CONTRACT §5).
+import { findOwnedDraft, listOwnDrafts, saveDraft } from './repository.js'
+import { loadPackDetail } from '../packs/repository.js'
+import { listDraftUploads } from '../uploads/repository.js'
+import { NotFound } from '../errors.js'
+import { purgeDrafts } from '../uploads/pending.js'
+import { checkDraftData, publishDraft } from '../packs/publishing.js'
+import { packKey } from '../update-check/cache.js'
+import type { App } from '../http/types.js'
+import { Success, bearerAuth, errorResponses } from '../api/common.js'
+import { DraftData, DraftList, DraftQuery, DraftSaveBody, DraftSaved, PublishBody, type DraftFormDataBody } from '../api/drafts.js'
+import { Pack, fileUrls, toPack } from '../api/packs.js'
+import { toTempUpload } from '../api/uploads.js'
+
+export default async function draftsRoutes(app: App): Promise<void> {
+  app.get('/api/draft/', {
+    config: { access: 'user' },
+    schema: {
+      summary: 'Load a draft',
+      description: 'The saved form data, exactly as saved, and the pending uploads of the draft.',
+      tags: ['drafts'],
+      security: bearerAuth,
+      querystring: DraftQuery,
+      response: { 200: DraftData, ...errorResponses(400, 401, 404) },
+    },
+  }, async (request) => {
+    const user = request.user!
+    const draft = await findOwnedDraft(app.db, user.id, draftId(request.query.draft))
+    if (!draft) throw new NotFound('draft not found')
+    const uploads = await listDraftUploads(app.db, user.id, draft.id)
+    return {
+      data: JSON.parse(draft.data) as DraftFormDataBody,
+      uploads: uploads.map((u) => toTempUpload(app.config, u)),
+    }
+  })
+
+  app.post('/api/draft/', {
+    config: { access: 'user' },
+    schema: {
+      summary: 'Autosave a draft',
+      description: 'Creates the draft if the UUID is new (owned by the caller), else updates it; someone else\'s draft is 404. '
+        + 'The body may be at most 256 KiB. Creating a draft when the caller already has the most allowed (100 by default) is 409.',
+      tags: ['drafts'],
+      security: bearerAuth,
+      body: DraftSaveBody,
+      response: { 200: DraftSaved, ...errorResponses(400, 401, 404, 409, 413) },
+    },
+  }, async (request) => {
+    const data = request.body.data as Record<string, unknown>
+    checkDraftData(data)
+    const updatedAt = await saveDraft(app.db, request.user!.id, draftId(request.body.draft), JSON.stringify(data), app.config.userQuotas.drafts)
+    if (updatedAt === undefined) throw new NotFound('draft not found')
+    return { saved: true, updated_at: updatedAt }
+  })
+
+  app.delete('/api/draft/', {
+    config: { access: 'user' },
+    schema: {
+      summary: 'Delete a draft',
+      description: 'Deletes the draft and its pending uploads, their stored files included.',
+      tags: ['drafts'],
+      security: bearerAuth,
+      querystring: DraftQuery,
+      response: { 200: Success, ...errorResponses(400, 401, 404) },
+    },
+  }, async (request) => {
+    const draft = await findOwnedDraft(app.db, request.user!.id, draftId(request.query.draft))
+    if (!draft) throw new NotFound('draft not found')
+    await purgeDrafts(app.db, app.store, [draft.id], request.log)
+    return { success: true }
+  })
+
+  app.get('/api/drafts/', {
+    config: { access: 'user' },
+    schema: {
+      summary: "List the caller's drafts",
+      description: 'Every draft of the authenticated user (never anyone else\'s), most recently saved first: its UUID, '
+        + 'saved title (null when it has none), last save time and number of pending uploads. The "My drafts" page shows the same.',
+      tags: ['drafts'],
+      security: bearerAuth,
+      response: { 200: DraftList, ...errorResponses(401) },
+    },
+  }, async (request) => {
+    const drafts = await listOwnDrafts(app.db, request.user!.id)
+    return drafts.map((d) => ({ draft: d.id, title: d.title, updated_at: d.updatedAt, uploads: d.uploads }))
+  })
+
+  app.post('/api/draft/publish/', {
+    config: { access: 'user' },
+    schema: {
+      summary: 'Publish a draft as a new pack',
+      description: 'Turns the caller\'s draft into a pack and its first version. Needs title and version_name in the draft\'s data '
+        + 'and exactly one version upload; the thumbnail (the newest thumbnail upload) and media uploads go along. '
+        + 'Namespace: the caller\'s username in lower case; pack_id: the title as a slug of [a-z0-9_-]. '
+        + 'Tags are matched to the site\'s tags by name (unknown names are ignored), the category by key. The draft is consumed.',
+      tags: ['drafts'],
+      security: bearerAuth,
+      body: PublishBody,
+      response: { 201: Pack, ...errorResponses(400, 401, 404, 409) },
+    },
+  }, async (request, reply) => {
+    const key = await publishDraft(app.db, app.store, request.user!, draftId(request.body.draft))
+    // The update-check may hold a "not found" for this id from before it existed.
+    await app.latestCache.invalidate(packKey(key.namespace, key.packId))
+    const pack = await loadPackDetail(app.db, key.namespace, key.packId)
+    if (!pack) throw new NotFound('pack not found')
+    return reply.code(201).send(toPack(pack, fileUrls(app.config, request)))
+  })
+}
+
+/** Draft ids are stored in lower case (as the uploads route stores draft_uuid): one draft, however the client spells it. */
+function draftId(uuid: string): string {
+  return uuid.toLowerCase()
+}

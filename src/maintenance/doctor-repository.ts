@@ -1,0 +1,232 @@
+// The SQL of the consistency check (src/maintenance/doctor.ts) and of the marker a
+// running `packs import` leaves in the settings table.
+//
+// Every column that refers to a stored file is listed in FILE_USES below: a
+// new table that keeps files must be added there, or the check would take its
+// files for unreferenced ones.
+import type { Db } from '../db/index.js'
+import { getSetting, putSetting } from '../accounts/credentials-repository.js'
+
+export interface FileRowSummary {
+  id: string
+  storageKey: string
+  size: number
+  createdAt: string
+}
+
+/** File rows in storage-key order (the order FileStore.list() uses), after `after`. */
+export async function listFilesByStorageKey(db: Db, after: string, limit: number): Promise<FileRowSummary[]> {
+  const rows = await db
+    .selectFrom('files')
+    .select(['id', 'storage_key', 'size', 'created_at'])
+    .where('storage_key', '>', after)
+    .orderBy('storage_key')
+    .limit(limit)
+    .execute()
+  return rows.map((row) => ({ id: row.id, storageKey: row.storage_key, size: Number(row.size), createdAt: row.created_at }))
+}
+
+/** Which of `keys` some file row stores its bytes under. */
+export async function storageKeysInUse(db: Db, keys: readonly string[]): Promise<Set<string>> {
+  if (keys.length === 0) return new Set()
+  const rows = await db.selectFrom('files').select('storage_key').where('storage_key', 'in', keys).execute()
+  return new Set(rows.map((row) => row.storage_key))
+}
+
+export async function findFileSummary(db: Db, id: string): Promise<FileRowSummary | undefined> {
+  const row = await db.selectFrom('files').select(['id', 'storage_key', 'size', 'created_at']).where('id', '=', id).executeTakeFirst()
+  return row && { id: row.id, storageKey: row.storage_key, size: Number(row.size), createdAt: row.created_at }
+}
+
+/** A pack as people name it, `namespace:pack_id`. */
+export type PackName = string
+
+export interface FileUses {
+  /** Published versions whose archive this is: `namespace:pack_id version`. */
+  versions: string[]
+  /** Packs whose thumbnail or gallery item this is. */
+  packs: PackName[]
+  /** Pending uploads (ids) of this file. */
+  uploads: string[]
+}
+
+export async function findFileUses(db: Db, fileId: string): Promise<FileUses> {
+  const versions = await db
+    .selectFrom('versions')
+    .innerJoin('packs', 'packs.id', 'versions.pack_id')
+    .select(['packs.namespace', 'packs.pack_id', 'versions.name'])
+    .where('versions.file_id', '=', fileId)
+    .execute()
+  const thumbnails = await db.selectFrom('packs').select(['namespace', 'pack_id']).where('thumbnail_file_id', '=', fileId).execute()
+  const media = await db
+    .selectFrom('pack_media')
+    .innerJoin('packs', 'packs.id', 'pack_media.pack_id')
+    .select(['packs.namespace', 'packs.pack_id'])
+    .where('pack_media.file_id', '=', fileId)
+    .execute()
+  const uploads = await db.selectFrom('uploads').select('id').where('file_id', '=', fileId).execute()
+  return {
+    versions: versions.map((v) => `${v.namespace}:${v.pack_id} ${v.name}`),
+    packs: [...thumbnails, ...media].map((p) => `${p.namespace}:${p.pack_id}`),
+    uploads: uploads.map((u) => u.id),
+  }
+}
+
+/** Every reference to a file, as one derived table of file ids (the foreign keys of the initial migration). */
+function fileUses(db: Db) {
+  return db
+    .selectFrom('uploads').select('file_id')
+    .union(db.selectFrom('versions').select('file_id'))
+    .union(db.selectFrom('packs').select((eb) => eb.ref('thumbnail_file_id').$notNull().as('file_id')).where('thumbnail_file_id', 'is not', null))
+    .union(db.selectFrom('pack_media').select('file_id'))
+}
+
+/** File rows nothing refers to, created before `createdBefore`, in id order after `after`. */
+export async function listUnreferencedFiles(db: Db, createdBefore: string, after: string, limit: number): Promise<FileRowSummary[]> {
+  const rows = await db
+    .selectFrom('files')
+    .leftJoin(fileUses(db).as('uses'), 'uses.file_id', 'files.id')
+    .select(['files.id', 'files.storage_key', 'files.size', 'files.created_at'])
+    .where('uses.file_id', 'is', null)
+    .where('files.created_at', '<', createdBefore)
+    .where('files.id', '>', after)
+    .orderBy('files.id')
+    .limit(limit)
+    .execute()
+  return rows.map((row) => ({ id: row.id, storageKey: row.storage_key, size: Number(row.size), createdAt: row.created_at }))
+}
+
+export interface PackRef {
+  id: string
+  name: PackName
+}
+
+/** Packs with no version at all, in id order after `after`: publishing makes both in one transaction. */
+export async function listPacksWithoutVersions(db: Db, after: string, limit: number): Promise<PackRef[]> {
+  const rows = await db
+    .selectFrom('packs')
+    .leftJoin('versions', 'versions.pack_id', 'packs.id')
+    .select(['packs.id', 'packs.namespace', 'packs.pack_id'])
+    .where('versions.id', 'is', null)
+    .where('packs.id', '>', after)
+    .orderBy('packs.id')
+    .limit(limit)
+    .execute()
+  return rows.map((row) => ({ id: row.id, name: `${row.namespace}:${row.pack_id}` }))
+}
+
+export interface DanglingReference {
+  /** Which row: `version`, `thumbnail`, `media` or `upload`. */
+  kind: 'version' | 'thumbnail' | 'media' | 'upload'
+  /** The referring row's id (for media: the pack's id). */
+  rowId: string
+  fileId: string
+  /** Who it belongs to, for the report: `namespace:pack_id [version]`, or the upload's user id. */
+  owner: string
+}
+
+/**
+ * Rows naming a file row that does not exist. The foreign keys forbid them;
+ * a partial restore, a manual edit or a database without enforced keys does not.
+ */
+export async function listDanglingReferences(db: Db, limit: number): Promise<DanglingReference[]> {
+  const versions = await db
+    .selectFrom('versions')
+    .innerJoin('packs', 'packs.id', 'versions.pack_id')
+    .leftJoin('files', 'files.id', 'versions.file_id')
+    .select(['versions.id', 'versions.file_id', 'versions.name', 'packs.namespace', 'packs.pack_id'])
+    .where('files.id', 'is', null)
+    .orderBy('versions.id')
+    .limit(limit)
+    .execute()
+  const thumbnails = await db
+    .selectFrom('packs')
+    .leftJoin('files', 'files.id', 'packs.thumbnail_file_id')
+    .select(['packs.id', 'packs.thumbnail_file_id', 'packs.namespace', 'packs.pack_id'])
+    .where('packs.thumbnail_file_id', 'is not', null)
+    .where('files.id', 'is', null)
+    .orderBy('packs.id')
+    .limit(limit)
+    .execute()
+  const media = await db
+    .selectFrom('pack_media')
+    .innerJoin('packs', 'packs.id', 'pack_media.pack_id')
+    .leftJoin('files', 'files.id', 'pack_media.file_id')
+    .select(['pack_media.pack_id', 'pack_media.file_id', 'packs.namespace', 'packs.pack_id as slug'])
+    .where('files.id', 'is', null)
+    .orderBy('pack_media.pack_id')
+    .limit(limit)
+    .execute()
+  const uploads = await db
+    .selectFrom('uploads')
+    .leftJoin('files', 'files.id', 'uploads.file_id')
+    .select(['uploads.id', 'uploads.file_id', 'uploads.user_id'])
+    .where('files.id', 'is', null)
+    .orderBy('uploads.id')
+    .limit(limit)
+    .execute()
+  return [
+    ...versions.map((v) => ({ kind: 'version' as const, rowId: v.id, fileId: v.file_id, owner: `${v.namespace}:${v.pack_id} ${v.name}` })),
+    ...thumbnails.map((p) => ({ kind: 'thumbnail' as const, rowId: p.id, fileId: p.thumbnail_file_id!, owner: `${p.namespace}:${p.pack_id}` })),
+    ...media.map((m) => ({ kind: 'media' as const, rowId: m.pack_id, fileId: m.file_id, owner: `${m.namespace}:${m.slug}` })),
+    ...uploads.map((u) => ({ kind: 'upload' as const, rowId: u.id, fileId: u.file_id, owner: `user ${u.user_id}` })),
+  ]
+}
+
+export interface StaleUpload {
+  id: string
+  fileId: string
+  /** The pack that published the file. */
+  pack: PackName
+}
+
+/**
+ * Pending uploads whose file a pack already uses: publishing deletes the
+ * upload rows in the transaction that makes the pack, so one left over is a
+ * half-finished publish, and the sweep would delete a published file with it.
+ */
+export async function listUploadsOfPublishedFiles(db: Db, limit: number): Promise<StaleUpload[]> {
+  const published = db
+    .selectFrom('versions').innerJoin('packs', 'packs.id', 'versions.pack_id').select(['versions.file_id', 'packs.namespace', 'packs.pack_id'])
+    .union(db.selectFrom('packs').select((eb) => [eb.ref('thumbnail_file_id').$notNull().as('file_id'), 'namespace', 'pack_id']).where('thumbnail_file_id', 'is not', null))
+    .union(db.selectFrom('pack_media').innerJoin('packs', 'packs.id', 'pack_media.pack_id').select(['pack_media.file_id', 'packs.namespace', 'packs.pack_id']))
+  const rows = await db
+    .selectFrom('uploads')
+    .innerJoin(published.as('published'), 'published.file_id', 'uploads.file_id')
+    .select(['uploads.id', 'uploads.file_id', 'published.namespace', 'published.pack_id'])
+    .orderBy('uploads.id')
+    .limit(limit)
+    .execute()
+  return rows.map((row) => ({ id: row.id, fileId: row.file_id, pack: `${row.namespace}:${row.pack_id}` }))
+}
+
+export async function deleteUploadRowsOnly(db: Db, ids: readonly string[]): Promise<void> {
+  if (ids.length > 0) await db.deleteFrom('uploads').where('id', 'in', ids).execute()
+}
+
+/** The settings key a running `packs import` holds until its rows are in. */
+const IMPORT_MARKER = 'import_in_progress'
+
+export interface ImportMarker {
+  started_at: string
+  /** The export directory being imported, for the operator reading the report. */
+  dir: string
+}
+
+export async function readImportMarker(db: Db): Promise<ImportMarker | undefined> {
+  const value = await getSetting(db, IMPORT_MARKER)
+  if (value === undefined) return undefined
+  try {
+    return JSON.parse(value) as ImportMarker
+  } catch {
+    return { started_at: 'unknown', dir: 'unknown' }
+  }
+}
+
+export async function writeImportMarker(db: Db, marker: ImportMarker): Promise<void> {
+  await putSetting(db, IMPORT_MARKER, JSON.stringify(marker))
+}
+
+export async function clearImportMarker(db: Db): Promise<void> {
+  await db.deleteFrom('settings').where('key', '=', IMPORT_MARKER).execute()
+}

@@ -1,0 +1,110 @@
+// The periodic sweep of expired pending uploads, abandoned drafts and expired
+// sessions, followed by the consistency check (src/maintenance/doctor.ts) in its
+// storage-only repair mode: what a crash left in the store goes once it is
+// older than the grace period. The same pass runs once at start-up, in the
+// background, as soon as the server listens.
+import type { Db } from '../db/index.js'
+import { deleteExpiredSessions } from '../accounts/credentials-repository.js'
+import { nowIso } from '../db/time.js'
+import type { FileStore } from '../storage/index.js'
+import { formatFinding, formatSummary, runDoctor, type Finding } from './doctor.js'
+import { sweepExpired } from '../uploads/pending.js'
+
+export interface SweeperDeps {
+  db: Db
+  store: FileStore
+  draftTtlMs: number
+  intervalMs: number
+  /** Bytes without a row and unfinished writes younger than this are left alone. */
+  orphanGraceMs: number
+  /** How long one pass may spend walking the store; the next pass continues where it stopped. */
+  checkBudgetMs?: number
+  log: {
+    info(obj: object, msg: string): void
+    warn(obj: object, msg: string): void
+    error(obj: object, msg: string): void
+  }
+}
+
+export interface Sweeper {
+  /** Runs a pass now (unless one is running), e.g. at start-up; resolves when it is done. */
+  runNow(trigger: 'start-up' | 'sweep'): Promise<void>
+  /** Stops the timers and waits for a pass in progress, so the database is not closed under it. */
+  stop(): Promise<void>
+}
+
+/** A pass on a huge store must not hold the sweep for long; what is left is walked by the next passes. */
+const CHECK_BUDGET_MS = 60_000
+/** Finding lines logged per pass; the summary counts them all. */
+const MAX_LOGGED_FINDINGS = 50
+
+export function startSweeper({ db, store, draftTtlMs, intervalMs, orphanGraceMs, checkBudgetMs = CHECK_BUDGET_MS, log }: SweeperDeps): Sweeper {
+  let running: Promise<void> | undefined
+  let stopped = false
+  // Where the storage walk continues when a pass ran out of time.
+  let resumeAfter: string | undefined
+
+  const check = async (trigger: 'start-up' | 'sweep') => {
+    let logged = 0
+    const onFinding = (finding: Finding) => {
+      if (logged++ >= MAX_LOGGED_FINDINGS) return
+      const fields = { kind: finding.kind, subject: finding.subject, trigger }
+      if (finding.repaired) log.info(fields, `consistency check: ${formatFinding(finding)}`)
+      else log.warn(fields, `consistency check: ${formatFinding(finding)}`)
+    }
+    const report = await runDoctor(db, store, {
+      repair: 'storage',
+      graceMs: orphanGraceMs,
+      deadline: Date.now() + checkBudgetMs,
+      ...(resumeAfter ? { after: resumeAfter } : {}),
+      onFinding,
+    })
+    resumeAfter = report.complete ? undefined : report.resumeAfter
+    const summary = formatSummary(report, orphanGraceMs)
+    const fields = { trigger, found: report.found, repaired: report.repaired, remaining: report.remaining, complete: report.complete }
+    if (report.remaining > 0) log.warn(fields, `consistency check: ${summary}`)
+    else if (trigger === 'start-up' || report.found > 0) log.info(fields, `consistency check: ${summary}`)
+  }
+
+  const pass = (trigger: 'start-up' | 'sweep'): Promise<void> => {
+    if (running || stopped) return running ?? Promise.resolve()
+    running = (async () => {
+      try {
+        const swept = await sweepExpired(db, store, draftTtlMs)
+        const sessions = await deleteExpiredSessions(db, nowIso())
+        if (swept.uploads || swept.drafts || sessions) log.info({ ...swept, sessions }, 'swept expired uploads, drafts and sessions')
+      } catch (error) {
+        log.error({ err: error }, 'sweep failed')
+      }
+      try {
+        await check(trigger)
+      } catch (error) {
+        log.error({ err: error, trigger }, 'consistency check failed')
+      } finally {
+        running = undefined
+      }
+    })()
+    return running
+  }
+
+  // A first pass soon after start catches what expired while the site was down
+  // (the server also asks for one as soon as it listens: runNow).
+  const first = setTimeout(() => void pass('sweep'), Math.min(5_000, intervalMs))
+  const timer = setInterval(() => void pass('sweep'), intervalMs)
+  first.unref()
+  timer.unref()
+  return {
+    async runNow(trigger) {
+      clearTimeout(first)
+      // A pass already under way may have started before what this one is for: run after it.
+      while (running) await running
+      return pass(trigger)
+    },
+    async stop() {
+      stopped = true
+      clearTimeout(first)
+      clearInterval(timer)
+      await running
+    },
+  }
+}

@@ -1,0 +1,252 @@
+// Moving a whole site between backends (`packs export <dir>` / `packs import
+// <dir>`): every row of every table and every stored file, with a manifest of
+// row counts and each file's SHA-256. The export format knows nothing of the
+// engine or the store, so SQLite + disk and PostgreSQL + S3 read and write the
+// same directory. Ids, hashes and the site secret travel unchanged, so
+// passwords, API tokens, sessions and the gate cookie keep working.
+import { createHash } from 'node:crypto'
+import fs from 'node:fs'
+import path from 'node:path'
+import { Transform, pipeline as pipe, type Readable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import type { Db } from '../db/index.js'
+import { clearImportMarker, writeImportMarker } from './doctor-repository.js'
+import type { Database } from '../db/schema.js'
+import { nowIso } from '../db/time.js'
+import type { FileStore } from '../storage/index.js'
+import { BadRequest, Conflict } from '../errors.js'
+
+export const EXPORT_FORMAT = 'packs-site-export'
+export const EXPORT_VERSION = 1
+
+/** Parents before children, so rows can be inserted in this order with foreign keys on. */
+export const TABLES = [
+  'users', 'api_tokens', 'sessions', 'settings', 'categories', 'tags', 'files',
+  'drafts', 'uploads', 'packs', 'pack_tags', 'pack_media', 'versions',
+] as const satisfies readonly (keyof Database)[]
+
+type Table = (typeof TABLES)[number]
+
+export interface ExportManifest {
+  format: typeof EXPORT_FORMAT
+  version: number
+  exported_at: string
+  /** Rows per table. */
+  tables: Record<Table, number>
+  /** Stored files by id: the bytes' SHA-256 (hex) and size. */
+  files: Record<string, { sha256: string; size: number }>
+}
+
+export interface TransferReport {
+  rows: number
+  files: number
+  bytes: number
+}
+
+const INSERT_BATCH = 200
+
+function hashing(hash: ReturnType<typeof createHash>, counter: { bytes: number }): Transform {
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      hash.update(chunk)
+      counter.bytes += chunk.length
+      done(null, chunk)
+    },
+  })
+}
+
+// An export holds the site secret (it signs sessions and gate cookies), the
+// gate password's hash and every password and token hash: only its owner may
+// read it, whatever the umask says.
+const PRIVATE_DIR = 0o700
+const PRIVATE_FILE = 0o600
+
+/** Creates (or takes, when it exists) a directory only its owner can enter. */
+function privateDir(dir: string): void {
+  fs.mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR })
+  // mkdir's mode goes through the umask (and leaves an existing directory as it is).
+  fs.chmodSync(dir, PRIVATE_DIR)
+}
+
+/** A new file (never an existing one) readable by its owner only, from its creation on. */
+function openPrivateFile(file: string): number {
+  const fd = fs.openSync(file, 'wx', PRIVATE_FILE)
+  fs.fchmodSync(fd, PRIVATE_FILE)
+  return fd
+}
+
+function writePrivateFile(file: string, text: string): void {
+  const fd = openPrivateFile(file)
+  try {
+    fs.writeFileSync(fd, text)
+  } finally {
+    fs.closeSync(fd)
+  }
+}
+
+/**
+ * Writes the site into `dir` (which must be empty or missing): tables/<table>.jsonl,
+ * files/<id>, manifest.json last. The directories are 0700 and the files 0600: an export is a secret.
+ */
+export async function exportSite(db: Db, store: FileStore, dir: string): Promise<TransferReport> {
+  if (fs.existsSync(dir) && fs.readdirSync(dir).length > 0) throw new Conflict(`${dir} is not empty; export into a new directory`)
+  privateDir(dir)
+  privateDir(path.join(dir, 'tables'))
+  privateDir(path.join(dir, 'files'))
+  const manifest: ExportManifest = {
+    format: EXPORT_FORMAT,
+    version: EXPORT_VERSION,
+    exported_at: new Date().toISOString(),
+    tables: {} as Record<Table, number>,
+    files: {},
+  }
+  let rows = 0
+  let bytes = 0
+  // One read transaction, so the rows are one consistent picture even while the site is running.
+  await db.transaction().execute(async (trx) => {
+    for (const table of TABLES) {
+      const all = await trx.selectFrom(table).selectAll().execute()
+      writePrivateFile(path.join(dir, 'tables', `${table}.jsonl`), all.map((row) => JSON.stringify(row)).join('\n') + (all.length ? '\n' : ''))
+      manifest.tables[table] = all.length
+      rows += all.length
+      if (table === 'files') {
+        for (const file of all as { id: string; storage_key: string }[]) {
+          const hash = createHash('sha256')
+          const counter = { bytes: 0 }
+          const bytesOf = await store.get(file.storage_key)
+          const fd = openPrivateFile(path.join(dir, 'files', file.id))
+          await pipeline(bytesOf, hashing(hash, counter), fs.createWriteStream('', { fd }))
+          manifest.files[file.id] = { sha256: hash.digest('hex'), size: counter.bytes }
+          bytes += counter.bytes
+        }
+      }
+    }
+  })
+  // Written last: a directory without a manifest is an export that did not finish.
+  writePrivateFile(path.join(dir, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n')
+  return { rows, files: Object.keys(manifest.files).length, bytes }
+}
+
+export function readManifest(dir: string): ExportManifest {
+  const file = path.join(dir, 'manifest.json')
+  if (!fs.existsSync(file)) throw new BadRequest(`${dir} has no manifest.json: not a finished packs export`)
+  let manifest: ExportManifest
+  try {
+    manifest = JSON.parse(fs.readFileSync(file, 'utf8')) as ExportManifest
+  } catch (error) {
+    throw new BadRequest(`${file} cannot be read as JSON (${(error as Error).message.split('\n')[0]})`)
+  }
+  if (typeof manifest !== 'object' || manifest === null || manifest.format !== EXPORT_FORMAT || manifest.version !== EXPORT_VERSION
+    || typeof manifest.files !== 'object' || manifest.files === null || typeof manifest.tables !== 'object' || manifest.tables === null) {
+    throw new BadRequest(`${dir} is not a packs export of version ${EXPORT_VERSION}`)
+  }
+  return manifest
+}
+
+function readRows(dir: string, table: Table): Record<string, unknown>[] {
+  const file = path.join(dir, 'tables', `${table}.jsonl`)
+  if (!fs.existsSync(file)) throw new BadRequest(`${dir} has no tables/${table}.jsonl: the export is incomplete`)
+  const lines = fs.readFileSync(file, 'utf8').split('\n').filter((line) => line !== '')
+  return lines.map((line, index) => {
+    try {
+      return JSON.parse(line) as Record<string, unknown>
+    } catch {
+      throw new BadRequest(`tables/${table}.jsonl line ${index + 1} is not valid JSON: the export is damaged`)
+    }
+  })
+}
+
+/** Every file the rows name must be in the export before anything is written. */
+function checkExportFiles(dir: string, manifest: ExportManifest, files: readonly { id: string }[]): void {
+  for (const file of files) {
+    const expected = manifest.files[file.id]
+    if (!expected) throw new BadRequest(`file ${file.id} is not in the manifest`)
+    let stats: fs.Stats | undefined
+    try {
+      stats = fs.statSync(path.join(dir, 'files', file.id))
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+    }
+    // A changed file is caught by its SHA-256 on its way in (and what was written is removed again).
+    if (!stats?.isFile()) throw new BadRequest(`${dir} lacks files/${file.id} (${expected.size} bytes in the manifest): the export is incomplete, nothing was imported`)
+  }
+}
+
+/** Unfinished writes an interrupted run of this import left for its own keys (each key is a file id of the export). */
+async function discardEarlierAttempt(store: FileStore, keys: ReadonlySet<string>): Promise<void> {
+  for await (const write of store.listUnfinished()) {
+    if (keys.has(write.key)) await store.discardUnfinished(write)
+  }
+}
+
+/**
+ * Loads an export into an empty site (migrated, no users and no files).
+ * Every file's bytes are checked against the manifest's SHA-256 on the way
+ * into the store; the rows go in one transaction, after the files, so a
+ * failure leaves no row naming a file that is not there.
+ *
+ * Killed midway, it leaves files without rows: a marker in the settings table
+ * (written before the first file, gone with the transaction that adds the
+ * rows) keeps the server's consistency check from deleting them while it
+ * runs, and tells `packs doctor` an import was interrupted. Running it again
+ * writes over those files and drops its own unfinished writes;
+ * `packs doctor --repair` removes them instead.
+ */
+export async function importSite(db: Db, store: FileStore, dir: string): Promise<TransferReport> {
+  const manifest = readManifest(dir)
+  for (const table of ['users', 'files', 'packs'] as const) {
+    const row = await db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
+    if (Number(row.n) > 0) throw new Conflict(`the target site is not empty (${table} has rows); import into a new database and store`)
+  }
+  const tables = Object.fromEntries(TABLES.map((table) => [table, readRows(dir, table)])) as Record<Table, Record<string, unknown>[]>
+  for (const table of TABLES) {
+    if (tables[table].length !== manifest.tables[table]) {
+      throw new BadRequest(`${table}.jsonl has ${tables[table].length} rows but the manifest says ${manifest.tables[table]}`)
+    }
+  }
+
+  const files = tables.files as { id: string; storage_key: string }[]
+  checkExportFiles(dir, manifest, files)
+
+  let bytes = 0
+  const written: string[] = []
+  await writeImportMarker(db, { started_at: nowIso(), dir: path.resolve(dir) })
+  try {
+    await discardEarlierAttempt(store, new Set(files.map((file) => file.storage_key)))
+    for (const file of files) {
+      const expected = manifest.files[file.id]!
+      const hash = createHash('sha256')
+      const counter = { bytes: 0 }
+      // stream.pipeline, not .pipe: a read error must fail the put, not escape as an uncaught exception.
+      const source: Readable = pipe(fs.createReadStream(path.join(dir, 'files', file.id)), hashing(hash, counter), () => {})
+      await store.put(file.storage_key, source)
+      written.push(file.storage_key)
+      const actual = hash.digest('hex')
+      if (actual !== expected.sha256 || counter.bytes !== expected.size) {
+        throw new BadRequest(`file ${file.id}: SHA-256 ${actual} (${counter.bytes} bytes) does not match the manifest's ${expected.sha256} (${expected.size} bytes)`)
+      }
+      bytes += counter.bytes
+    }
+    await db.transaction().execute(async (trx) => {
+      // A target that was started once holds its own site secret (and perhaps a generated gate
+      // password); the exported site's replace them, so its cookies and passwords keep working.
+      await trx.deleteFrom('settings').execute()
+      for (const table of TABLES) {
+        const rows = tables[table]
+        for (let i = 0; i < rows.length; i += INSERT_BATCH) {
+          // Rows come from our own export of the same schema version; the engine checks every constraint.
+          await trx.insertInto(table).values(rows.slice(i, i + INSERT_BATCH) as never).execute()
+        }
+      }
+      // Gone with the deleted settings already, unless the export itself carried one.
+      await clearImportMarker(trx)
+    })
+  } catch (error) {
+    // Leave the target as it was: no stored bytes without rows.
+    await Promise.all(written.map((key) => store.delete(key).catch(() => {})))
+    await clearImportMarker(db).catch(() => {})
+    throw error
+  }
+  const rows = TABLES.reduce((sum, table) => sum + tables[table].length, 0)
+  return { rows, files: written.length, bytes }
+}

@@ -1,0 +1,345 @@
+// Packs, their versions, tags and media. Namespaces and pack ids are stored in
+// lower case, so every lookup here takes lower-cased keys and the unique index
+// (namespace, pack_id) serves it directly.
+import { sql, type ExpressionBuilder } from 'kysely'
+import type { Db } from '../db/index.js'
+import type { Database, PacksTable, VersionsTable } from '../db/schema.js'
+
+export type PackRow = PacksTable
+export type VersionRow = VersionsTable
+
+export interface CategoryRef {
+  key: string
+  name: string
+  color: string
+}
+
+export interface TagRef {
+  name: string
+  categoryKey: string
+  categoryName: string
+  color: string
+}
+
+export interface MediaRef {
+  fileId: string
+  filename: string
+  contentType: string
+}
+
+export interface VersionRecord {
+  name: string
+  changelog: string
+  packFormat: number | null
+  fileId: string
+  createdAt: string
+}
+
+/** A pack with everything its page shows. */
+export interface PackRecord {
+  id: string
+  namespace: string
+  packId: string
+  owner: string
+  title: string
+  summary: string
+  description: string
+  category: CategoryRef | null
+  thumbnailFileId: string | null
+  tags: TagRef[]
+  createdAt: string
+  updatedAt: string
+}
+
+export interface PackDetail extends PackRecord {
+  media: MediaRef[]
+  /** Newest first. */
+  versions: VersionRecord[]
+}
+
+export interface PackSummaryRecord extends PackRecord {
+  latest: VersionRecord
+}
+
+/** What the update-check answers, from one query. */
+export interface LatestRecord {
+  namespace: string
+  packId: string
+  title: string
+  version: string
+  packFormat: number | null
+  fileId: string
+  createdAt: string
+}
+
+export interface PackFilter {
+  /** Part of the title, matched case-insensitively. */
+  q?: string | undefined
+  /** A tag name, matched case-insensitively. */
+  tag?: string | undefined
+  /** A category key (keys are lower case). */
+  category?: string | undefined
+}
+
+// ---------------------------------------------------------------- lookups
+
+export async function packExists(db: Db, namespace: string, packId: string): Promise<boolean> {
+  const row = await db.selectFrom('packs').select('id').where('namespace', '=', namespace).where('pack_id', '=', packId).executeTakeFirst()
+  return row !== undefined
+}
+
+/** The pack's row id when it exists and `ownerId` owns it; someone else's pack is as absent as a missing one. */
+export async function findOwnedPackId(db: Db, ownerId: string, namespace: string, packId: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('packs')
+    .select('id')
+    .where('namespace', '=', namespace)
+    .where('pack_id', '=', packId)
+    .where('owner_id', '=', ownerId)
+    .executeTakeFirst()
+  return row?.id
+}
+
+/**
+ * The newest version of a pack (by publication time) with the pack's title:
+ * the in-game update-check. One query: the unique (namespace, pack_id) index
+ * finds the pack, versions_pack_created gives its newest version.
+ */
+export async function findLatestVersion(db: Db, namespace: string, packId: string): Promise<LatestRecord | undefined> {
+  const row = await db
+    .selectFrom('packs')
+    .innerJoin('versions', 'versions.pack_id', 'packs.id')
+    .select([
+      'packs.namespace', 'packs.pack_id', 'packs.title', 'versions.name', 'versions.pack_format', 'versions.file_id', 'versions.created_at',
+    ])
+    .where('packs.namespace', '=', namespace)
+    .where('packs.pack_id', '=', packId)
+    .orderBy('versions.created_at', 'desc')
+    .limit(1)
+    .executeTakeFirst()
+  return row && {
+    namespace: row.namespace,
+    packId: row.pack_id,
+    title: row.title,
+    version: row.name,
+    packFormat: row.pack_format,
+    fileId: row.file_id,
+    createdAt: row.created_at,
+  }
+}
+
+function selectPackBase(db: Db) {
+  return db
+    .selectFrom('packs')
+    .innerJoin('users', 'users.id', 'packs.owner_id')
+    .leftJoin('categories', 'categories.id', 'packs.category_id')
+    .select([
+      'packs.id', 'packs.namespace', 'packs.pack_id', 'packs.title', 'packs.summary', 'packs.description',
+      'packs.thumbnail_file_id', 'packs.created_at', 'packs.updated_at', 'users.username as owner',
+      'categories.key as category_key', 'categories.name as category_name', 'categories.color as category_color',
+    ])
+}
+
+type PackBaseRow = Awaited<ReturnType<ReturnType<typeof selectPackBase>['executeTakeFirstOrThrow']>>
+
+function toPackRecord(row: PackBaseRow, tags: TagRef[]): PackRecord {
+  return {
+    id: row.id,
+    namespace: row.namespace,
+    packId: row.pack_id,
+    owner: row.owner,
+    title: row.title,
+    summary: row.summary,
+    description: row.description,
+    category: row.category_key !== null && row.category_name !== null && row.category_color !== null
+      ? { key: row.category_key, name: row.category_name, color: row.category_color }
+      : null,
+    thumbnailFileId: row.thumbnail_file_id,
+    tags,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  }
+}
+
+export async function loadPackDetail(db: Db, namespace: string, packId: string): Promise<PackDetail | undefined> {
+  const row = await selectPackBase(db).where('packs.namespace', '=', namespace).where('packs.pack_id', '=', packId).executeTakeFirst()
+  if (!row) return undefined
+  const [tags, media, versions] = await Promise.all([
+    tagsOfPacks(db, [row.id]),
+    db
+      .selectFrom('pack_media')
+      .innerJoin('files', 'files.id', 'pack_media.file_id')
+      .select(['files.id', 'files.filename', 'files.content_type'])
+      .where('pack_media.pack_id', '=', row.id)
+      .orderBy('pack_media.position')
+      .execute(),
+    db
+      .selectFrom('versions')
+      .select(['name', 'changelog', 'pack_format', 'file_id', 'created_at'])
+      .where('pack_id', '=', row.id)
+      .orderBy('created_at', 'desc')
+      .execute(),
+  ])
+  return {
+    ...toPackRecord(row, tags.get(row.id) ?? []),
+    media: media.map((m) => ({ fileId: m.id, filename: m.filename, contentType: m.content_type })),
+    versions: versions.map(toVersionRecord),
+  }
+}
+
+function toVersionRecord(v: Pick<VersionRow, 'name' | 'changelog' | 'pack_format' | 'file_id' | 'created_at'>): VersionRecord {
+  return { name: v.name, changelog: v.changelog, packFormat: v.pack_format, fileId: v.file_id, createdAt: v.created_at }
+}
+
+/** Tags of several packs in one query, each pack's sorted by name. */
+async function tagsOfPacks(db: Db, packIds: readonly string[]): Promise<Map<string, TagRef[]>> {
+  const byPack = new Map<string, TagRef[]>()
+  if (packIds.length === 0) return byPack
+  const rows = await db
+    .selectFrom('pack_tags')
+    .innerJoin('tags', 'tags.id', 'pack_tags.tag_id')
+    .innerJoin('categories', 'categories.id', 'tags.category_id')
+    .select(['pack_tags.pack_id', 'tags.name', 'categories.key', 'categories.name as category_name', 'categories.color'])
+    .where('pack_tags.pack_id', 'in', packIds)
+    .orderBy('tags.name_lower')
+    .execute()
+  for (const row of rows) {
+    const list = byPack.get(row.pack_id) ?? []
+    list.push({ name: row.name, categoryKey: row.key, categoryName: row.category_name, color: row.color })
+    byPack.set(row.pack_id, list)
+  }
+  return byPack
+}
+
+/** `%` and `_` are wildcards in LIKE; a search for "50%" means the text "50%". */
+export function likeContains(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+}
+
+function applyFilter(eb: ExpressionBuilder<Database, 'packs'>, filter: PackFilter) {
+  const conditions = []
+  if (filter.q) {
+    // lower() on both sides: LIKE is case-insensitive on SQLite but not on PostgreSQL.
+    conditions.push(sql<boolean>`lower(${eb.ref('packs.title')}) like ${likeContains(filter.q.toLowerCase())} escape '\\'`)
+  }
+  if (filter.tag) {
+    conditions.push(eb.exists(
+      eb.selectFrom('pack_tags')
+        .innerJoin('tags', 'tags.id', 'pack_tags.tag_id')
+        .select('pack_tags.tag_id')
+        .whereRef('pack_tags.pack_id', '=', 'packs.id')
+        .where('tags.name_lower', '=', filter.tag.toLowerCase()),
+    ))
+  }
+  if (filter.category) {
+    conditions.push(eb.exists(
+      eb.selectFrom('categories')
+        .select('categories.id')
+        .whereRef('categories.id', '=', 'packs.category_id')
+        .where('categories.key', '=', filter.category.toLowerCase()),
+    ))
+  }
+  return eb.and(conditions)
+}
+
+/** One page of packs matching `filter`, most recently updated first, and how many match in all. */
+export async function listPacks(
+  db: Db,
+  filter: PackFilter,
+  page: { limit: number; offset: number },
+): Promise<{ items: PackSummaryRecord[]; total: number }> {
+  const [rows, count] = await Promise.all([
+    selectPackBase(db)
+      .innerJoin('versions', 'versions.pack_id', 'packs.id')
+      // Every pack has at least one version; this picks its newest.
+      .where('versions.created_at', '=', (eb) =>
+        eb.selectFrom('versions as newest').select((e) => e.fn.max('newest.created_at').as('m')).whereRef('newest.pack_id', '=', 'packs.id'))
+      .select([
+        'versions.name as version_name', 'versions.changelog as version_changelog', 'versions.pack_format as version_pack_format',
+        'versions.file_id as version_file_id', 'versions.created_at as version_created_at',
+      ])
+      .where((eb) => applyFilter(eb, filter))
+      .orderBy('packs.updated_at', 'desc')
+      .orderBy('packs.id')
+      .limit(page.limit)
+      .offset(page.offset)
+      .execute(),
+    db
+      .selectFrom('packs')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where((eb) => applyFilter(eb, filter))
+      .executeTakeFirstOrThrow(),
+  ])
+  const tags = await tagsOfPacks(db, rows.map((r) => r.id))
+  return {
+    items: rows.map((row) => ({
+      ...toPackRecord(row, tags.get(row.id) ?? []),
+      latest: {
+        name: row.version_name,
+        changelog: row.version_changelog,
+        packFormat: row.version_pack_format,
+        fileId: row.version_file_id,
+        createdAt: row.version_created_at,
+      },
+    })),
+    total: Number(count.n),
+  }
+}
+
+export async function findCategoryIdByKey(db: Db, key: string): Promise<string | undefined> {
+  return (await db.selectFrom('categories').select('id').where('key', '=', key).executeTakeFirst())?.id
+}
+
+/** Ids of the existing tags among `names` (case-insensitive); unknown names are left out. */
+export async function findTagIdsByNames(db: Db, names: readonly string[]): Promise<string[]> {
+  const lower = [...new Set(names.map((n) => n.trim().toLowerCase()).filter((n) => n !== ''))]
+  if (lower.length === 0) return []
+  return (await db.selectFrom('tags').select('id').where('name_lower', 'in', lower).execute()).map((r) => r.id)
+}
+
+export async function versionNameTaken(db: Db, packRowId: string, name: string): Promise<boolean> {
+  const row = await db.selectFrom('versions').select('id').where('pack_id', '=', packRowId).where('name', '=', name).executeTakeFirst()
+  return row !== undefined
+}
+
+export async function newestVersionCreatedAt(db: Db, packRowId: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('versions')
+    .select('created_at')
+    .where('pack_id', '=', packRowId)
+    .orderBy('created_at', 'desc')
+    .limit(1)
+    .executeTakeFirst()
+  return row?.created_at
+}
+
+// ---------------------------------------------------------------- writes
+
+export async function insertPack(db: Db, row: PackRow): Promise<void> {
+  await db.insertInto('packs').values(row).execute()
+}
+
+export async function insertPackTags(db: Db, packRowId: string, tagIds: readonly string[]): Promise<void> {
+  if (tagIds.length === 0) return
+  await db.insertInto('pack_tags').values([...new Set(tagIds)].map((tagId) => ({ pack_id: packRowId, tag_id: tagId }))).execute()
+}
+
+/** Media in the given order. */
+export async function insertPackMedia(db: Db, packRowId: string, fileIds: readonly string[]): Promise<void> {
+  if (fileIds.length === 0) return
+  await db.insertInto('pack_media').values(fileIds.map((fileId, position) => ({ pack_id: packRowId, file_id: fileId, position }))).execute()
+}
+
+export async function insertVersion(db: Db, row: VersionRow): Promise<void> {
+  await db.insertInto('versions').values(row).execute()
+}
+
+/**
+ * Sets updated_at of the owner's pack; false when it is not (or no longer)
+ * theirs. Run first in a version's transaction: on PostgreSQL the row lock
+ * queues concurrent uploads to the same pack, so each sees the other's version.
+ */
+export async function touchOwnedPack(db: Db, ownerId: string, packRowId: string, now: string): Promise<boolean> {
+  const result = await db.updateTable('packs').set({ updated_at: now }).where('id', '=', packRowId).where('owner_id', '=', ownerId).executeTakeFirst()
+  return Number(result.numUpdatedRows) > 0
+}

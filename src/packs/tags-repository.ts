@@ -1,0 +1,124 @@
+// Tag categories, tags, and the tag autocomplete. Names are matched on their
+// stored lower-case copies, so every comparison is case-insensitive on SQLite
+// and PostgreSQL alike without engine-specific collations.
+import { randomUUID } from 'node:crypto'
+import { sql, type Expression, type SqlBool } from 'kysely'
+import type { Db } from '../db/index.js'
+import type { CategoriesTable, TagsTable } from '../db/schema.js'
+
+export type CategoryRow = CategoriesTable
+export type TagRow = TagsTable
+
+export interface TagSuggestionRow {
+  name: string
+  category: string
+  categoryName: string
+  color: string
+}
+
+export async function insertCategory(db: Db, category: { key: string; name: string; color: string }): Promise<CategoryRow> {
+  const row: CategoryRow = {
+    id: randomUUID(),
+    key: category.key,
+    name: category.name,
+    name_lower: category.name.toLowerCase(),
+    color: category.color,
+  }
+  await db.insertInto('categories').values(row).execute()
+  return row
+}
+
+export async function findCategoryByKey(db: Db, key: string): Promise<CategoryRow | undefined> {
+  return db.selectFrom('categories').selectAll().where('key', '=', key).executeTakeFirst()
+}
+
+export async function insertTag(db: Db, tag: { name: string; categoryId: string }): Promise<TagRow> {
+  const row: TagRow = { id: randomUUID(), name: tag.name, name_lower: tag.name.toLowerCase(), category_id: tag.categoryId }
+  await db.insertInto('tags').values(row).execute()
+  return row
+}
+
+export async function findTagByName(db: Db, name: string): Promise<TagRow | undefined> {
+  return db.selectFrom('tags').selectAll().where('name_lower', '=', name.toLowerCase()).executeTakeFirst()
+}
+
+/** `text` as a LIKE pattern fragment that matches itself only: `%`, `_` and the escape character lose their meaning. */
+export function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/g, '\\$&')
+}
+
+// ESCAPE is spelled out because the default differs (SQLite has none,
+// PostgreSQL uses backslash); with it, both engines read the pattern alike.
+function like(column: 'tags.name_lower' | 'categories.name_lower', pattern: string): Expression<SqlBool> {
+  return sql<SqlBool>`${sql.ref(column)} like ${pattern} escape '\\'`
+}
+
+/**
+ * Tag suggestions for `query` (CONTRACT §4): tags whose name or whose
+ * category's name contains it, case-insensitively. Tag-name prefix matches
+ * come first, then category-name prefix matches, then the other matches; within
+ * each group the most used tags first, then by name. An empty query lists the
+ * most used tags.
+ */
+export async function suggestTags(db: Db, query: string, limit: number): Promise<TagSuggestionRow[]> {
+  // Counted per candidate tag through the pack_tags_tag_id index, so a narrow
+  // query never aggregates the whole pack_tags table.
+  let select = db
+    .selectFrom('tags')
+    .innerJoin('categories', 'categories.id', 'tags.category_id')
+    .select((eb) => [
+      'tags.name', 'categories.key', 'categories.name as category_name', 'categories.color',
+      eb.selectFrom('pack_tags').select(eb.fn.countAll().as('n')).whereRef('pack_tags.tag_id', '=', 'tags.id').as('uses'),
+    ])
+
+  const lower = query.toLowerCase()
+  if (lower !== '') {
+    const prefix = `${escapeLike(lower)}%`
+    const anywhere = `%${escapeLike(lower)}%`
+    select = select
+      .where((eb) => eb.or([like('tags.name_lower', anywhere), like('categories.name_lower', anywhere)]))
+      .orderBy(sql`case when ${like('tags.name_lower', prefix)} then 0 when ${like('categories.name_lower', prefix)} then 1 else 2 end`)
+  }
+  const rows = await select
+    .orderBy('uses', 'desc')
+    .orderBy('tags.name_lower')
+    .orderBy('tags.name')
+    .limit(limit)
+    .execute()
+  return rows.map((r) => ({ name: r.name, category: r.key, categoryName: r.category_name, color: r.color }))
+}
+
+export async function listCategories(db: Db): Promise<CategoryRow[]> {
+  return db.selectFrom('categories').selectAll().orderBy('name_lower').execute()
+}
+
+export interface TagUsageRow extends TagSuggestionRow {
+  /** How many packs carry the tag. */
+  uses: number
+}
+
+/** The tags on the most packs (unused tags left out), most used first, then by name: the browse page's filter chips. */
+export async function mostUsedTags(db: Db, limit: number): Promise<TagUsageRow[]> {
+  const rows = await db
+    .selectFrom('pack_tags')
+    .innerJoin('tags', 'tags.id', 'pack_tags.tag_id')
+    .innerJoin('categories', 'categories.id', 'tags.category_id')
+    .select((eb) => ['tags.name', 'categories.key', 'categories.name as category_name', 'categories.color', eb.fn.countAll<number | string>().as('uses')])
+    .groupBy(['tags.id', 'tags.name', 'tags.name_lower', 'categories.key', 'categories.name', 'categories.color'])
+    .orderBy('uses', 'desc')
+    .orderBy('tags.name_lower')
+    .limit(limit)
+    .execute()
+  return rows.map((r) => ({ name: r.name, category: r.key, categoryName: r.category_name, color: r.color, uses: Number(r.uses) }))
+}
+
+/** One tag with its category (for a chip's color), by name, case-insensitively. */
+export async function findTagWithCategory(db: Db, name: string): Promise<TagSuggestionRow | undefined> {
+  const row = await db
+    .selectFrom('tags')
+    .innerJoin('categories', 'categories.id', 'tags.category_id')
+    .select(['tags.name', 'categories.key', 'categories.name as category_name', 'categories.color'])
+    .where('tags.name_lower', '=', name.toLowerCase())
+    .executeTakeFirst()
+  return row && { name: row.name, category: row.key, categoryName: row.category_name, color: row.color }
+}

@@ -1,0 +1,188 @@
+// The home page: packs, most recently updated first, 20 to a page; a title
+// search and tag / category filters as colored chips. Everything is a plain
+// link or a GET form, so it works without scripts and every state has a URL.
+import { Type } from 'typebox'
+import { listPacks, type PackFilter, type PackSummaryRecord } from '../packs/repository.js'
+import { findTagWithCategory, listCategories, mostUsedTags, type TagSuggestionRow } from '../packs/tags-repository.js'
+import { BadRequest, NotFound } from '../errors.js'
+import { sendPage } from './context.js'
+import type { App } from '../http/types.js'
+import { fileUrl } from '../http/urls.js'
+import { html, type SafeHtml } from '../web/html.js'
+import { timeTag } from '../web/format.js'
+import { browseHref, chipLink, packFormatText, packHref, thumbnail } from '../web/packs.js'
+
+const PAGE_SIZE = 20
+/** How many of the most used tags are offered as filter chips. */
+const FILTER_TAGS = 24
+const MAX_SEARCH_LENGTH = 200
+/** Nine digits: far past any real page, and never an offset SQLite cannot take. */
+const PAGE_PATTERN = /^[0-9]{1,9}$/
+
+// Everything arrives as text (or a list, when repeated) and is checked here,
+// so a bad value gets a sentence a person can act on, not a validator's message.
+const Param = Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())]))
+const BrowseQuery = Type.Object({ q: Param, tag: Param, category: Param, page: Param })
+
+type RawQuery = Partial<Record<'q' | 'tag' | 'category' | 'page', string | string[]>>
+
+function single(query: RawQuery, name: keyof RawQuery): string {
+  const value = query[name]
+  if (Array.isArray(value)) throw new BadRequest(`"${name}" may be given only once`)
+  return (value ?? '').trim()
+}
+
+interface BrowseState {
+  q: string
+  tag: string
+  category: string
+  page: number
+}
+
+function parseBrowseQuery(query: RawQuery): BrowseState {
+  const q = single(query, 'q')
+  if (q.length > MAX_SEARCH_LENGTH) throw new BadRequest(`the search text is longer than ${MAX_SEARCH_LENGTH} characters`)
+  const rawPage = single(query, 'page')
+  let page = 1
+  if (rawPage !== '') {
+    page = PAGE_PATTERN.test(rawPage) ? Number(rawPage) : 0
+    if (page < 1) {
+      const shown = rawPage.length > 20 ? `${rawPage.slice(0, 20)}…` : rawPage
+      throw new BadRequest(`"page" must be a whole number from 1 to 999999999, not "${shown}"`)
+    }
+  }
+  return { q, tag: single(query, 'tag'), category: single(query, 'category').toLowerCase(), page }
+}
+
+export default async function browsePages(app: App): Promise<void> {
+  app.get('/', { config: { access: 'gate' }, schema: { hide: true, querystring: BrowseQuery } }, async (request, reply) => {
+    const state = parseBrowseQuery(request.query)
+    const filter: PackFilter = { q: state.q || undefined, tag: state.tag || undefined, category: state.category || undefined }
+    const [{ items, total }, categories, popular, activeTag] = await Promise.all([
+      listPacks(app.db, filter, { limit: PAGE_SIZE, offset: (state.page - 1) * PAGE_SIZE }),
+      listCategories(app.db),
+      mostUsedTags(app.db, FILTER_TAGS),
+      state.tag ? findTagWithCategory(app.db, state.tag) : Promise.resolve(undefined),
+    ])
+    const pages = Math.max(1, Math.ceil(total / PAGE_SIZE))
+    if (state.page > pages) {
+      throw new NotFound(`there is no page ${state.page} of these packs; the last one is page ${pages}`)
+    }
+    // The active tag stays visible (and can be switched off) even when it is not among the most used.
+    const tags: TagSuggestionRow[] = [...popular]
+    if (activeTag && !tags.some((t) => t.name.toLowerCase() === activeTag.name.toLowerCase())) tags.unshift(activeTag)
+
+    const view: BrowseView = {
+      state,
+      items,
+      total,
+      pages,
+      categories: categories.map((c) => ({ key: c.key, name: c.name })),
+      tags,
+      fileUrl: (id) => fileUrl(app.config, id),
+      signedIn: request.user !== null,
+    }
+    return sendPage(app, request, reply, { title: state.page > 1 ? `Packs, page ${state.page}` : 'Packs', body: browseBody(view) })
+  })
+}
+
+interface BrowseView {
+  state: BrowseState
+  items: PackSummaryRecord[]
+  total: number
+  pages: number
+  categories: { key: string; name: string }[]
+  tags: TagSuggestionRow[]
+  fileUrl(fileId: string): string
+  signedIn: boolean
+}
+
+/** The browse URL with some of the current state changed; any change of filter goes back to page 1. */
+function linkWith(state: BrowseState, changes: Partial<BrowseState>): string {
+  const next = { ...state, page: 1, ...changes }
+  return browseHref({ q: next.q, tag: next.tag, category: next.category, page: next.page > 1 ? next.page : undefined })
+}
+
+function browseBody(view: BrowseView): SafeHtml {
+  const { state } = view
+  const filtered = state.q !== '' || state.tag !== '' || state.category !== ''
+  return html`<div class="browse-head"><h1>Packs</h1>
+<form class="search" method="get" action="/" role="search">
+<label for="search-q">Search packs</label>
+<div class="search-row"><input type="search" id="search-q" name="q" value="${state.q}" maxlength="${MAX_SEARCH_LENGTH}" placeholder="Part of a title">
+${state.tag ? html`<input type="hidden" name="tag" value="${state.tag}">` : null}
+${state.category ? html`<input type="hidden" name="category" value="${state.category}">` : null}
+<button type="submit">Search</button></div>
+</form></div>
+${filters(view, filtered)}
+<section class="results" aria-labelledby="results-heading">
+<h2 id="results-heading" class="visually-hidden">Results</h2>
+<p class="result-count" role="status">${resultSummary(view, filtered)}</p>
+${view.items.length === 0 ? emptyState(view, filtered) : html`<ul class="pack-grid">${view.items.map((pack) => card(pack, view))}</ul>`}
+${pagination(view)}
+</section>`
+}
+
+function filters(view: BrowseView, filtered: boolean): SafeHtml | null {
+  const { state } = view
+  if (view.categories.length === 0 && view.tags.length === 0 && !filtered) return null
+  const categoryChips = view.categories.map((c) => {
+    const selected = c.key === state.category
+    return html`<li>${chipLink(c.name, linkWith(state, { category: selected ? '' : c.key }), c.key, { selected })}</li>`
+  })
+  const tagChips = view.tags.map((t) => {
+    const selected = t.name.toLowerCase() === state.tag.toLowerCase()
+    return html`<li>${chipLink(t.name, linkWith(state, { tag: selected ? '' : t.name }), t.category, { selected })}</li>`
+  })
+  return html`<section class="filters" aria-label="Filters">
+${categoryChips.length > 0 ? html`<div class="filter-group"><h2 class="filter-label" id="filter-categories">Categories</h2><ul class="chips" aria-labelledby="filter-categories">${categoryChips}</ul></div>` : null}
+${tagChips.length > 0 ? html`<div class="filter-group"><h2 class="filter-label" id="filter-tags">Popular tags</h2><ul class="chips" aria-labelledby="filter-tags">${tagChips}</ul></div>` : null}
+${filtered ? html`<p class="clear-filters"><a href="/">Clear filters</a></p>` : null}
+</section>`
+}
+
+function resultSummary(view: BrowseView, filtered: boolean): SafeHtml {
+  const { state } = view
+  const count = `${view.total} ${view.total === 1 ? 'pack' : 'packs'}`
+  if (!filtered) return html`${count}`
+  const category = view.categories.find((c) => c.key === state.category)?.name ?? state.category
+  return html`${count}${state.q ? html` with “${state.q}” in the title` : null}${state.tag ? html` tagged “${state.tag}”` : null}${state.category ? html` in the category “${category}”` : null}`
+}
+
+function emptyState(view: BrowseView, filtered: boolean): SafeHtml {
+  if (filtered) {
+    return html`<div class="empty card"><h2>No packs match</h2><p>Try another search or <a href="/">clear the filters</a>.</p></div>`
+  }
+  return html`<div class="empty card"><h2>No packs yet</h2>
+<p>${view.signedIn ? html`<a href="/create/">Create the first pack</a>.` : html`<a href="/signup/">Sign up</a> or <a href="/login/">sign in</a> to publish the first one.`}</p></div>`
+}
+
+function card(pack: PackSummaryRecord, view: BrowseView): SafeHtml {
+  const href = packHref(pack.namespace, pack.packId)
+  const chips = [
+    pack.category ? html`<li>${chipLink(pack.category.name, linkWith(view.state, { category: pack.category.key }), pack.category.key, { kind: 'category' })}</li>` : null,
+    ...pack.tags.map((t) => html`<li>${chipLink(t.name, linkWith(view.state, { tag: t.name }), t.categoryKey)}</li>`),
+  ]
+  return html`<li><article class="card pack-card">
+${thumbnail(pack.thumbnailFileId === null ? null : view.fileUrl(pack.thumbnailFileId), pack.title, 'pack-thumb')}
+<div class="pack-card-body">
+<h2 class="pack-title"><a href="${href}">${pack.title}</a></h2>
+<p class="pack-ref mono">${pack.namespace}:${pack.packId}</p>
+${pack.summary ? html`<p class="summary">${pack.summary}</p>` : null}
+${chips.some((c) => c !== null) ? html`<ul class="chips">${chips}</ul>` : null}
+<p class="meta"><span>Version <strong class="version-name">${pack.latest.name}</strong></span> <span class="pack-format">${packFormatText(pack.latest.packFormat)}</span>
+<span>by <span class="owner">${pack.owner}</span></span> <span>updated ${timeTag(pack.updatedAt)}</span></p>
+</div></article></li>`
+}
+
+function pagination(view: BrowseView): SafeHtml | null {
+  if (view.pages === 1) return null
+  const { state, pages } = view
+  const previous = state.page > 1
+    ? html`<a class="button secondary" rel="prev" href="${linkWith(state, { page: state.page - 1 })}">Previous</a>`
+    : html`<span class="button secondary" aria-disabled="true">Previous</span>`
+  const next = state.page < pages
+    ? html`<a class="button secondary" rel="next" href="${linkWith(state, { page: state.page + 1 })}">Next</a>`
+    : html`<span class="button secondary" aria-disabled="true">Next</span>`
+  return html`<nav class="pagination" aria-label="Pages">${previous}<span class="page-of">Page ${state.page} of ${pages}</span>${next}</nav>`
+}

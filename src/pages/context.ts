@@ -1,0 +1,36 @@
+// Pages are answered through here: the shared context (who is signed in, the
+// CSRF token, the bundle) and the document headers (CSP without inline script).
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { csrfTokenFor } from '../accounts/auth.js'
+import { PAGE_HEADERS, html } from '../web/html.js'
+import { renderPage, type PageContext, type PageOptions } from '../web/layout.js'
+import type { App } from '../http/types.js'
+
+export function pageContext(app: App, request: FastifyRequest): PageContext {
+  const user = request.user
+  return {
+    assets: app.assets,
+    viewer: user ? { username: user.username, isStaff: user.isStaff } : null,
+    csrfToken: request.sessionToken ? csrfTokenFor(app.gate.siteSecret, request.sessionToken) : null,
+    pastGate: request.authMethod !== null,
+    path: request.url.split('?')[0]!,
+  }
+}
+
+export function sendPage(app: App, request: FastifyRequest, reply: FastifyReply, options: PageOptions, status = 200): FastifyReply {
+  return reply.code(status).headers(PAGE_HEADERS).type('text/html; charset=utf-8').send(renderPage(pageContext(app, request), options))
+}
+
+const ERROR_TITLES: Record<number, string> = {
+  400: 'Bad request', 401: 'Sign in required', 403: 'Forbidden', 404: 'Not found', 405: 'Method not allowed',
+  409: 'Conflict', 413: 'Too large', 429: 'Too many attempts', 500: 'Something went wrong',
+  503: 'Temporarily unavailable',
+}
+
+/** An error as a page, for browsers outside /api/ (the API always answers JSON). */
+export function sendErrorPage(app: App, request: FastifyRequest, reply: FastifyReply, status: number, detail: string): FastifyReply {
+  const title = ERROR_TITLES[status] ?? 'Error'
+  const body = html`<h1>${title}</h1><p class="error-detail">${detail.charAt(0).toUpperCase() + detail.slice(1)}.</p>
+<p><a href="/">Back to the packs</a></p>`
+  return sendPage(app, request, reply, { title, body, narrow: true }, status)
+}

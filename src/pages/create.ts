@@ -1,0 +1,264 @@
+// The create page (a draft of a new pack, autosaved) and "My drafts".
+// The server renders the form with the draft's saved values and uploads, so a
+// reload shows them at once; src/web/client/pages/create.ts adds autosave,
+// uploads, tag autocomplete and publishing on the JSON API.
+import { randomUUID } from 'node:crypto'
+import { Type } from 'typebox'
+import type { UploadKind } from '../config/index.js'
+import { findDraftOwnerId, findOwnedDraft, listOwnDrafts, type DraftSummary } from '../drafts/repository.js'
+import { findTagByName, listCategories, type CategoryRow } from '../packs/tags-repository.js'
+import { listDraftUploads } from '../uploads/repository.js'
+import { NotFound } from '../errors.js'
+import { describeAllowed } from '../uploads/filetypes.js'
+import { formatBytes } from '../uploads/ingest.js'
+import { MAX_TITLE_LENGTH, MAX_VERSION_NAME_LENGTH } from '../packs/publishing.js'
+import { sendPage } from './context.js'
+import type { App } from '../http/types.js'
+import { isUuid } from '../api/common.js'
+import { toTempUpload, type TempUploadBody } from '../api/uploads.js'
+import { html, type SafeHtml } from '../web/html.js'
+
+const DraftParams = Type.Object({ draft: Type.String() })
+
+/** What the form shows: the draft's saved members, each as text (anything else in the saved data is ignored). */
+interface FormValues {
+  title: string
+  summary: string
+  category: string
+  description: string
+  tags: string[]
+  version_name: string
+  changelog: string
+  /** The client's edit counter saved with the data (see the client's autosave); 0 when none. */
+  revision: number
+}
+
+interface ChipTag {
+  name: string
+  /** Category key for the chip's color, or null when the name is no longer a tag of the site. */
+  category: string | null
+}
+
+export default async function createPages(app: App): Promise<void> {
+  app.get('/create/', { config: { access: 'user' }, schema: { hide: true } }, async (_request, reply) => {
+    // A fresh draft id: the draft row itself is made by the first autosave or upload.
+    return reply.redirect(`/create/${randomUUID()}/`, 303)
+  })
+
+  app.get('/create/:draft/', { config: { access: 'user' }, schema: { hide: true, params: DraftParams } }, async (request, reply) => {
+    const raw = request.params.draft
+    if (!isUuid(raw)) throw new NotFound('not found')
+    const draftId = raw.toLowerCase()
+    const user = request.user!
+    const ownerId = await findDraftOwnerId(app.db, draftId)
+    // Someone else's draft looks like any missing page: nothing about it is shown.
+    if (ownerId !== undefined && ownerId !== user.id) throw new NotFound('not found')
+    const draft = ownerId === undefined ? undefined : await findOwnedDraft(app.db, user.id, draftId)
+    const values = formValues(draft ? parseData(draft.data) : {})
+    const uploads = draft ? (await listDraftUploads(app.db, user.id, draftId)).map((u) => toTempUpload(app.config, u)) : []
+    const categories = await listCategories(app.db)
+    const tags = await chipTags(app, values.tags, categories)
+    const body = createForm({
+      draftId, values, tags, categories, uploads, savedAt: draft?.updated_at ?? null, limits: app.config.uploadLimits,
+    })
+    return sendPage(app, request, reply, { title: values.title.trim() || 'Create a pack', body, scripts: ['create'] })
+  })
+
+  app.get('/drafts/', { config: { access: 'user' }, schema: { hide: true } }, async (request, reply) => {
+    const drafts = await listOwnDrafts(app.db, request.user!.id)
+    return sendPage(app, request, reply, { title: 'My drafts', body: draftsList(drafts), scripts: ['drafts'] })
+  })
+}
+
+function parseData(text: string): Record<string, unknown> {
+  try {
+    const parsed: unknown = JSON.parse(text)
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {}
+  } catch {
+    return {}
+  }
+}
+
+function formValues(data: Record<string, unknown>): FormValues {
+  const text = (name: string) => (typeof data[name] === 'string' ? (data[name] as string) : '')
+  const tags = Array.isArray(data.tags) ? data.tags.filter((t): t is string => typeof t === 'string') : []
+  const revision = typeof data.revision === 'number' && Number.isFinite(data.revision) ? data.revision : 0
+  return {
+    title: text('title'),
+    summary: text('summary'),
+    category: text('category'),
+    description: text('description'),
+    tags: [...new Set(tags)],
+    version_name: text('version_name'),
+    changelog: text('changelog'),
+    revision,
+  }
+}
+
+/** Each saved tag name with its category's key, for the chip's color. */
+async function chipTags(app: App, names: string[], categories: CategoryRow[]): Promise<ChipTag[]> {
+  const keyById = new Map(categories.map((c) => [c.id, c.key]))
+  const chips: ChipTag[] = []
+  for (const name of names) {
+    const tag = await findTagByName(app.db, name)
+    chips.push({ name: tag?.name ?? name, category: tag ? (keyById.get(tag.category_id) ?? null) : null })
+  }
+  return chips
+}
+
+interface CreateFormInput {
+  draftId: string
+  values: FormValues
+  tags: ChipTag[]
+  categories: CategoryRow[]
+  uploads: TempUploadBody[]
+  savedAt: string | null
+  limits: Record<UploadKind, number>
+}
+
+function createForm(input: CreateFormInput): SafeHtml {
+  const { draftId, values, categories } = input
+  const knownCategory = values.category === '' || categories.some((c) => c.key === values.category)
+  return html`<div class="create-page">
+<div class="create-head">
+<h1>Create a pack</h1>
+<p id="save-state" class="save-state" role="status" aria-live="polite"${input.savedAt ? html` data-saved-at="${input.savedAt}"` : null}>${input.savedAt ? 'Saved' : 'New draft'}</p>
+</div>
+<p class="muted create-intro">Everything you type is saved as a draft on its own; this page's address brings you back to it.
+Find all your drafts under <a href="/drafts/">My drafts</a>.</p>
+<noscript><p class="error">This page needs JavaScript to save your draft, upload files and publish.</p></noscript>
+<form id="create-form" class="create-form" data-draft="${draftId}" data-revision="${values.revision}" novalidate>
+<section class="card" aria-labelledby="about-heading">
+<h2 id="about-heading">About the pack</h2>
+${field('title', 'Title', html`<input id="title" name="title" type="text" maxlength="${MAX_TITLE_LENGTH}" autocomplete="off" value="${values.title}" aria-describedby="title-hint title-error">`,
+    'The pack id is made from the title: lower-case letters, digits, "-" and "_".')}
+${field('summary', 'Summary', html`<input id="summary" name="summary" type="text" maxlength="300" autocomplete="off" value="${values.summary}" aria-describedby="summary-hint summary-error">`,
+    'One line shown in lists.')}
+${field('category', 'Category', html`<select id="category" name="category" aria-describedby="category-error">
+<option value=""${values.category === '' ? html` selected` : null}>No category</option>
+${categories.map((c) => html`<option value="${c.key}"${c.key === values.category ? html` selected` : null}>${c.name}</option>`)}
+${knownCategory ? null : html`<option value="${values.category}" selected>${values.category} (no longer offered)</option>`}
+</select>`)}
+${tagsField(input.tags)}
+${field('description', 'Description', html`<textarea id="description" name="description" rows="10" aria-describedby="description-hint description-error">${values.description}</textarea>`,
+    'Markdown: **bold**, *italic*, [links](address), lists, headings and `code`.')}
+</section>
+
+<section class="card" aria-labelledby="images-heading">
+<h2 id="images-heading">Images and video</h2>
+${uploadField('thumbnail', 'Thumbnail', input, `${describeAllowed('thumbnail')}, at most ${formatBytes(input.limits.thumbnail)}. Uploading a new thumbnail replaces the current one.`,
+    'image/png,image/jpeg,image/gif,image/webp', false)}
+${uploadField('media', 'Media', input, `Screenshots and videos: ${describeAllowed('media')}, at most ${formatBytes(input.limits.media)} each. You can choose several files.`,
+    'image/png,image/jpeg,image/gif,image/webp,video/mp4,video/webm', true)}
+</section>
+
+<section class="card" aria-labelledby="version-heading">
+<h2 id="version-heading">First version</h2>
+${field('version_name', 'Version name', html`<input id="version_name" name="version_name" type="text" maxlength="${MAX_VERSION_NAME_LENGTH}" autocomplete="off" value="${values.version_name}" aria-describedby="version_name-hint version_name-error">`,
+    'For example 1.0.0.')}
+${uploadField('version', 'Version archive (ZIP)', input, `The pack as a ZIP archive with pack.mcmeta at its root, at most ${formatBytes(input.limits.version)}. Uploading a new archive replaces the current one.`,
+    '.zip,application/zip', false)}
+${field('changelog', 'Changelog', html`<textarea id="changelog" name="changelog" rows="5" aria-describedby="changelog-hint changelog-error">${values.changelog}</textarea>`,
+    'What is new in this version.')}
+</section>
+
+<div class="actions publish-actions">
+<button type="button" id="publish">Publish</button>
+<p id="publish-status" class="publish-status" role="status" aria-live="polite"></p>
+</div>
+<p id="publish-error" class="field-error" role="alert" hidden></p>
+</form>
+</div>`
+}
+
+/** A labelled field with an optional hint and the (hidden until needed) error line the publish step fills. */
+function field(id: string, label: string, control: SafeHtml, hint?: string): SafeHtml {
+  return html`<div class="field" id="field-${id}">
+<label for="${id}">${label}</label>
+${control}
+${hint ? html`<span class="hint" id="${id}-hint">${hint}</span>` : null}
+<p class="field-error" id="${id}-error" role="alert" hidden></p>
+</div>`
+}
+
+function tagsField(tags: ChipTag[]): SafeHtml {
+  return html`<div class="field tags-field" id="field-tags">
+<label for="tags">Tags</label>
+<ul class="chips tag-chips" id="tag-chips">${tags.map(tagChip)}</ul>
+<div class="combo">
+<input id="tags" type="text" role="combobox" aria-autocomplete="list" aria-expanded="false" aria-controls="tag-options" autocomplete="off"
+ placeholder="Search tags" aria-describedby="tags-hint tags-error">
+<ul id="tag-options" class="tag-options" role="listbox" aria-label="Tag suggestions" hidden></ul>
+</div>
+<span class="hint" id="tags-hint">Type to search; choose with the arrow keys and Enter. Backspace in the empty box removes the last tag.</span>
+<p class="field-error" id="tags-error" role="alert" hidden></p>
+<span id="tags-live" class="visually-hidden" role="status"></span>
+</div>`
+}
+
+/** A selected tag. The client builds the same markup for tags picked later (src/web/client/lib/create-markup.ts). */
+function tagChip(tag: ChipTag): SafeHtml {
+  return html`<li data-tag="${tag.name}"><span class="chip${tag.category ? ` cat-${tag.category}` : ''}">${tag.name}<button type="button" class="chip-remove" aria-label="Remove ${tag.name}">×</button></span></li>`
+}
+
+function uploadField(kind: UploadKind, label: string, input: CreateFormInput, hint: string, accept: string, multiple: boolean): SafeHtml {
+  const id = `file-${kind}`
+  const uploads = input.uploads.filter((u) => u.kind === kind)
+  return html`<div class="field upload-field" id="field-${kind}" data-kind="${kind}">
+<label for="${id}">${label}</label>
+<input id="${id}" name="${kind}" type="file" accept="${accept}"${multiple ? html` multiple` : null} aria-describedby="${id}-hint ${kind}-error">
+<span class="hint" id="${id}-hint">${hint}</span>
+<p class="field-error" id="${kind}-error" role="alert" hidden></p>
+<ul class="upload-list" id="${kind}-uploads">${uploads.map(uploadItem)}</ul>
+</div>`
+}
+
+/** A finished upload with its preview and Delete button. The client builds the same markup (create-markup.ts). */
+function uploadItem(upload: TempUploadBody): SafeHtml {
+  return html`<li class="upload" data-upload="${upload.uuid}" data-kind="${upload.kind}">
+${preview(upload)}
+<span class="upload-name">${upload.filename}</span>
+<button type="button" class="danger delete-upload">Delete<span class="visually-hidden"> ${upload.filename}</span></button>
+</li>`
+}
+
+function preview(upload: TempUploadBody): SafeHtml {
+  if (upload.content_type.startsWith('image/')) {
+    return html`<img class="upload-preview" src="${upload.url}" alt="Preview of ${upload.filename}">`
+  }
+  if (upload.content_type.startsWith('video/')) {
+    return html`<video class="upload-preview" src="${upload.url}" controls muted preload="metadata" aria-label="Preview of ${upload.filename}"></video>`
+  }
+  return html`<span class="upload-preview file-badge" aria-hidden="true">ZIP</span>`
+}
+
+const SAVED_AT = new Intl.DateTimeFormat('en-GB', {
+  day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZone: 'UTC',
+})
+
+function draftsList(drafts: DraftSummary[]): SafeHtml {
+  return html`<div class="drafts-page">
+<h1>My drafts</h1>
+<p class="muted">Drafts are saved as you type on the create page. Drafts untouched for a long time are removed with their files.</p>
+<div class="actions"><a class="button" href="/create/">Create a new pack</a></div>
+<p id="drafts-status" class="drafts-status" role="status" aria-live="polite"></p>
+<p id="drafts-empty" class="muted"${drafts.length > 0 ? html` hidden` : null}>You have no drafts.</p>
+<ul class="draft-list" id="draft-list">
+${drafts.map((d) => html`<li class="draft card" data-draft="${d.id}">
+<div class="draft-main">
+<h2 class="draft-title">${d.title === null ? html`<span class="muted">Untitled draft</span>` : d.title}</h2>
+<p class="draft-meta muted">Saved <time datetime="${d.updatedAt}">${savedAtText(d.updatedAt)}</time> · ${d.uploads === 1 ? '1 upload' : `${d.uploads} uploads`}</p>
+</div>
+<div class="draft-actions">
+<a class="button secondary" href="/create/${d.id}/">Resume<span class="visually-hidden"> ${d.title ?? 'untitled draft'}</span></a>
+<button type="button" class="danger delete-draft">Delete<span class="visually-hidden"> ${d.title ?? 'untitled draft'}</span></button>
+</div>
+</li>`)}
+</ul>
+</div>`
+}
+
+function savedAtText(iso: string): string {
+  const date = new Date(iso)
+  return Number.isNaN(date.getTime()) ? iso : `${SAVED_AT.format(date)} UTC`
+}

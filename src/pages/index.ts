@@ -1,0 +1,18 @@
+// The site's pages (server-rendered HTML; src/web/client/pages/ holds each
+// page's script). The JSON API they call lives in the other route files.
+import type { App } from '../http/types.js'
+import accountPages from './accounts.js'
+import browsePages from './browse.js'
+import createPages from './create.js'
+import packPages from './pack.js'
+import statsPages from './stats.js'
+import tokenPages from './tokens.js'
+
+export default async function pageRoutes(app: App): Promise<void> {
+  await app.register(accountPages)
+  await app.register(browsePages)
+  await app.register(packPages)
+  await app.register(createPages)
+  await app.register(tokenPages)
+  await app.register(statsPages)
+}

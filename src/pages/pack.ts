@@ -1,0 +1,131 @@
+// A pack's page: what it is, the id players paste into the in-game mod, its
+// description (Markdown, sanitised), media, and every version with a download
+// link; for its owner, the form that uploads a new version
+// (src/web/client/pages/pack.ts sends it to the API with a progress bar).
+import { Type } from 'typebox'
+import { loadPackDetail, type MediaRef, type PackDetail, type VersionRecord } from '../packs/repository.js'
+import { NotFound } from '../errors.js'
+import { formatBytes } from '../uploads/ingest.js'
+import { renderDescription } from '../web/markdown.js'
+import { MAX_VERSION_NAME_LENGTH } from '../packs/publishing.js'
+import { sendPage } from './context.js'
+import type { App } from '../http/types.js'
+import { downloadUrl, fileUrl } from '../http/urls.js'
+import { html, trusted, type SafeHtml } from '../web/html.js'
+import { timeTag } from '../web/format.js'
+import { browseHref, chipLink, packFormatText, thumbnail } from '../web/packs.js'
+
+const PackPageParams = Type.Object({ namespace: Type.String(), pack_id: Type.String() })
+
+export default async function packPages(app: App): Promise<void> {
+  app.get('/packs/:namespace/:pack_id/', {
+    config: { access: 'gate' },
+    schema: { hide: true, params: PackPageParams },
+  }, async (request, reply) => {
+    // Stored in lower case; the page answers to any case, like the API.
+    const namespace = request.params.namespace.toLowerCase()
+    const packId = request.params.pack_id.toLowerCase()
+    const pack = await loadPackDetail(app.db, namespace, packId)
+    if (!pack) throw new NotFound(`there is no pack "${namespace}:${packId}"`)
+    const user = request.user
+    const view: PackView = {
+      pack,
+      isOwner: user !== null && user.username.toLowerCase() === pack.owner.toLowerCase(),
+      fileUrl: (id) => fileUrl(app.config, id),
+      downloadUrl: (id) => downloadUrl(app.config, request, id),
+      versionLimit: app.config.uploadLimits.version,
+    }
+    return sendPage(app, request, reply, { title: pack.title, body: packBody(view), scripts: view.isOwner ? ['pack'] : [] })
+  })
+}
+
+interface PackView {
+  pack: PackDetail
+  isOwner: boolean
+  fileUrl(fileId: string): string
+  downloadUrl(fileId: string): string
+  versionLimit: number
+}
+
+function packBody(view: PackView): SafeHtml {
+  const { pack } = view
+  const fullId = `${pack.namespace}:${pack.packId}`
+  const chips = [
+    pack.category ? html`<li>${chipLink(pack.category.name, browseHref({ category: pack.category.key }), pack.category.key, { kind: 'category' })}</li>` : null,
+    ...pack.tags.map((t) => html`<li>${chipLink(t.name, browseHref({ tag: t.name }), t.categoryKey)}</li>`),
+  ]
+  const thumbUrl = pack.thumbnailFileId === null ? null : view.fileUrl(pack.thumbnailFileId)
+  return html`<article class="pack-page">
+<header class="pack-header">
+${thumbnail(thumbUrl, pack.title, 'pack-icon', `Thumbnail of ${pack.title}`)}
+<div class="pack-heading">
+<h1>${pack.title}</h1>
+${pack.summary ? html`<p class="summary">${pack.summary}</p>` : null}
+<p class="byline muted">by <span class="owner">${pack.owner}</span> · published ${timeTag(pack.createdAt)} · updated ${timeTag(pack.updatedAt)}</p>
+${chips.some((c) => c !== null) ? html`<ul class="chips" aria-label="Category and tags">${chips}</ul>` : null}
+</div>
+</header>
+
+<section class="card pack-id-box" aria-labelledby="pack-id-heading">
+<h2 id="pack-id-heading">Pack id</h2>
+<div class="pack-id-row"><code id="pack-id">${fullId}</code><button type="button" class="secondary" data-copy="#pack-id">Copy id</button></div>
+<p class="hint">Players paste this id into the in-game mod; it then downloads the newest version on every game start.</p>
+</section>
+
+${pack.description.trim() !== ''
+    ? html`<section class="pack-description" aria-labelledby="description-heading"><h2 id="description-heading">Description</h2>
+<div class="markdown">${trusted(renderDescription(pack.description))}</div></section>`
+    : null}
+
+${pack.media.length > 0 ? gallery(pack.media, view) : null}
+
+<section class="pack-versions" aria-labelledby="versions-heading">
+<h2 id="versions-heading">Versions <span class="muted count">(${pack.versions.length})</span></h2>
+${view.isOwner ? newVersionForm(view) : null}
+<ol class="versions">${pack.versions.map((v, i) => version(v, i, view))}</ol>
+</section>
+</article>`
+}
+
+function gallery(media: MediaRef[], view: PackView): SafeHtml {
+  const items = media.map((m, i) => {
+    const url = view.fileUrl(m.fileId)
+    const position = `${i + 1} of ${media.length}`
+    if (m.contentType.startsWith('video/')) {
+      return html`<li class="media-item"><video controls preload="metadata" src="${url}" aria-label="${`Video ${position}: ${m.filename}`}">
+<a href="${url}">Download the video ${m.filename}</a></video></li>`
+    }
+    return html`<li class="media-item"><a href="${url}"><img src="${url}" alt="${`Image ${position}: ${m.filename}`}" loading="lazy"></a></li>`
+  })
+  return html`<section class="pack-media" aria-labelledby="media-heading"><h2 id="media-heading">Media</h2><ul class="gallery">${items}</ul></section>`
+}
+
+function version(v: VersionRecord, index: number, view: PackView): SafeHtml {
+  const headingId = `version-${index + 1}`
+  return html`<li class="version">
+<div class="version-head"><h3 class="version-name" id="${headingId}">${v.name}</h3>${index === 0 ? html`<span class="latest-badge">Latest</span>` : null}</div>
+<p class="version-meta"><span class="pack-format">${packFormatText(v.packFormat)}</span> · <span>published ${timeTag(v.createdAt, true)}</span></p>
+${v.changelog.trim() !== '' ? html`<div class="changelog">${v.changelog}</div>` : html`<p class="changelog-empty muted">No changelog.</p>`}
+<p class="version-actions"><a class="download button" href="${view.downloadUrl(v.fileId)}" aria-describedby="${headingId}">Download</a></p>
+</li>`
+}
+
+function newVersionForm(view: PackView): SafeHtml {
+  const { pack } = view
+  const action = `/api/packs/${encodeURIComponent(pack.namespace)}/${encodeURIComponent(pack.packId)}/versions/`
+  return html`<form id="new-version" class="card new-version" method="post" action="${action}" enctype="multipart/form-data" novalidate aria-labelledby="new-version-heading">
+<h3 id="new-version-heading">New version</h3>
+<label for="nv-file">Version archive (ZIP)</label>
+<input type="file" id="nv-file" name="file" accept=".zip,application/zip" required aria-describedby="nv-file-hint">
+<span class="hint" id="nv-file-hint">A .zip file of at most ${formatBytes(view.versionLimit)}. Its pack.mcmeta gives the pack_format.</span>
+<label for="nv-name">Version name</label>
+<input type="text" id="nv-name" name="version_name" required maxlength="${MAX_VERSION_NAME_LENGTH}" autocomplete="off" aria-describedby="nv-name-hint">
+<span class="hint" id="nv-name-hint">Unique within this pack, for example 1.2.0.</span>
+<label for="nv-changelog">Changelog</label>
+<textarea id="nv-changelog" name="changelog" rows="4"></textarea>
+<progress id="nv-progress" max="100" value="0" hidden aria-label="Upload progress"></progress>
+<p id="nv-status" class="hint" role="status"></p>
+<p id="nv-error" class="field-error" role="alert"></p>
+<div class="actions"><button type="submit" id="nv-submit">Upload version</button></div>
+</form>`
+}

@@ -1,0 +1,93 @@
+// The failed-attempt limiter in Redis (REDIS_URL), so a client guessing a
+// password is counted the same whichever instance it reaches. Same rules as
+// MemoryAttemptLimiter (src/accounts/limiter.ts): a fixed window per client that
+// starts at its first counted attempt; blocked once the count reaches
+// maxFailures; attempts reserved before the check and refunded on success.
+//
+// One hash per client and kind, `packs:auth-failures:<kind>:<client>`, with
+// fields n (failures plus attempts in flight) and w (the window's id, so a
+// refund never lowers the count of a later window), and a PEXPIRE for the
+// window. Every step is one Lua script: atomic across instances, one round trip.
+import { randomBytes } from 'node:crypto'
+import type { RedisClient } from './redis.js'
+import { KEY_PREFIX } from './redis.js'
+import type { AttemptKind, AttemptLimiter, Refusal, Reservation } from '../accounts/limiter.js'
+
+/**
+ * KEYS[1] the client's hash; ARGV: maxFailures, windowMs, count (1 or 0), a new window id.
+ * Returns {0, ms left} when blocked (nothing counted), else {1, window id},
+ * having added one to the count when ARGV[3] is 1. A counter without an expiry
+ * (which would block for good) is given one.
+ */
+const ATTEMPT = `
+local n = tonumber(redis.call('HGET', KEYS[1], 'n') or '0')
+local ttl = redis.call('PTTL', KEYS[1])
+if n >= tonumber(ARGV[1]) then
+  if ttl < 0 then
+    redis.call('PEXPIRE', KEYS[1], ARGV[2])
+    ttl = tonumber(ARGV[2])
+  end
+  return {0, ttl}
+end
+if ARGV[3] ~= '1' then return {1, ''} end
+if ttl == -2 then
+  redis.call('HSET', KEYS[1], 'n', 1, 'w', ARGV[4])
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return {1, ARGV[4]}
+end
+redis.call('HINCRBY', KEYS[1], 'n', 1)
+if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return {1, redis.call('HGET', KEYS[1], 'w') or ''}`
+
+/** KEYS[1] the client's hash; ARGV[1] the reservation's window id. Gives the reserved attempt back if that window still runs. */
+const REFUND = `
+if redis.call('HGET', KEYS[1], 'w') == ARGV[1] and tonumber(redis.call('HGET', KEYS[1], 'n') or '0') > 0 then
+  redis.call('HINCRBY', KEYS[1], 'n', -1)
+end
+return 0`
+
+export class RedisAttemptLimiter implements AttemptLimiter {
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly kind: AttemptKind,
+    private readonly maxFailures: number,
+    private readonly windowMs: number,
+  ) {}
+
+  async reserve(key: string): Promise<Reservation | Refusal> {
+    const redisKey = this.redisKey(key)
+    const [allowed, value] = await this.attempt(redisKey, true)
+    if (!allowed) return { retryAfter: seconds(value) }
+    let refunded = false
+    return {
+      retryAfter: 0,
+      refund: async () => {
+        if (refunded) return
+        refunded = true
+        await this.redis.eval(REFUND, { keys: [redisKey], arguments: [String(value)] })
+      },
+    }
+  }
+
+  async settle(key: string, succeeded: boolean): Promise<number> {
+    const [allowed, value] = await this.attempt(this.redisKey(key), !succeeded)
+    return allowed ? 0 : seconds(value)
+  }
+
+  /** The key a client's count lives under (tests read it). */
+  redisKey(key: string): string {
+    return `${KEY_PREFIX}auth-failures:${this.kind}:${key}`
+  }
+
+  private async attempt(redisKey: string, count: boolean): Promise<[number, number | string]> {
+    const reply = await this.redis.eval(ATTEMPT, {
+      keys: [redisKey],
+      arguments: [String(this.maxFailures), String(this.windowMs), count ? '1' : '0', count ? randomBytes(9).toString('base64url') : ''],
+    }) as [number, number | string]
+    return [Number(reply[0]), reply[1]]
+  }
+}
+
+function seconds(ms: number | string): number {
+  return Math.max(1, Math.ceil(Number(ms) / 1000))
+}

@@ -1,0 +1,213 @@
+// The update-check's answers, kept serialised in memory. Every player's game
+// asks on every start, and the answer changes only when its pack gets a new
+// version, so the answer is computed once and dropped the moment a publish
+// or a new version changes it.
+//
+// Everything a request chooses is bounded (issue 8, item 5: 80,000 Host
+// values once held 1.15 GB here). download_url is absolute, so an answer
+// depends on the origin asked; answers are cached for a short allow-list of
+// origins (PACKS_BASE_URL alone when set, else the first few seen, which are
+// the site's real names) and computed afresh for any other. Found packs are
+// bounded by count and by bytes; "not found" answers, whose pack ids are the
+// client's to invent, are kept apart under their own bound, so a flood of
+// invented ids never evicts a real pack's answer.
+
+/** The JSON body exactly as sent and its ETag; null when no such pack exists. */
+export type LatestAnswer = { body: string; etag: string } | null
+
+export interface LatestCacheLimits {
+  /** Packs with at least one cached answer. */
+  maxPacks: number
+  /** Cached "not found" answers. */
+  maxMissing: number
+  /** Estimated bytes of everything kept: keys, bodies, ETags. */
+  maxBytes: number
+  /** Origins answers are cached for; the first ones seen claim the places. */
+  maxOrigins: number
+  /** Packs whose last invalidation is remembered exactly (older ones share one watermark). */
+  maxChanges: number
+}
+
+export const DEFAULT_LIMITS: LatestCacheLimits = {
+  maxPacks: 10_000,
+  maxMissing: 10_000,
+  maxBytes: 32 * 1024 * 1024,
+  // 127.0.0.1:8000, localhost:8000, a LAN name and a public name.
+  maxOrigins: 4,
+  maxChanges: 4096,
+}
+
+/** What the cache holds now, for tests and the statistics. */
+export interface CacheUsage {
+  packs: number
+  answers: number
+  missing: number
+  origins: number
+  bytes: number
+}
+
+/**
+ * What the update-check route uses: LatestCache alone, or RedisLatestCache
+ * (src/shared-state/redis-update-check-cache.ts) when instances share a Redis.
+ */
+export interface UpdateCheckCache {
+  get(packKey: string, origin: string): LatestAnswer | undefined
+  currentGeneration(): number
+  set(packKey: string, origin: string, answer: LatestAnswer, readAtGeneration: number): void
+  /** Drops the pack's answers; when shared, every instance's are dropped before the promise resolves. */
+  invalidate(packKey: string): void | Promise<void>
+  /**
+   * Only when shared: call before `get`, so an answer cached before another
+   * instance changed the pack is dropped. Absent in-process, so the
+   * single-instance path stays synchronous.
+   */
+  readonly revalidate?: (packKey: string) => Promise<void>
+  usage(): CacheUsage
+}
+
+/** A found pack's answers, one place per allowed origin (same index as LatestCache.origins). */
+interface PackAnswers {
+  answers: (NonNullable<LatestAnswer> | undefined)[]
+  bytes: number
+}
+
+/** Per-entry bookkeeping of a Map (hash slot, entry object), roughly; an estimate, not a measurement. */
+export const ENTRY_OVERHEAD = 64
+
+export class LatestCache implements UpdateCheckCache {
+  private readonly limits: LatestCacheLimits
+  /** Allowed origins, in the order they were first seen. */
+  private readonly origins: string[] = []
+  /** namespace:pack_id -> answers per origin; insertion order is age, the oldest goes first. */
+  private readonly found = new Map<string, PackAnswers>()
+  /** namespace:pack_id of packs that do not exist, oldest first. */
+  private readonly missing = new Set<string>()
+  private bytes = 0
+  /**
+   * Bumped by every invalidation, so a lookup that raced a publish does not
+   * store what it read before it. Kept per pack: with Redis, an update-check
+   * for an id this instance has not seen invalidates it, and a flood of
+   * invented ids must not stop every other pack's answers from being stored.
+   */
+  private generation = 0
+  /** namespace:pack_id -> generation of its last invalidation, oldest first. */
+  private readonly changes = new Map<string, number>()
+  /** The newest generation among invalidations no longer in `changes`. */
+  private forgottenChanges = 0
+
+  constructor(limits: Partial<LatestCacheLimits> = {}) {
+    this.limits = { ...DEFAULT_LIMITS, ...limits }
+  }
+
+  get(packKey: string, origin: string): LatestAnswer | undefined {
+    const pack = this.found.get(packKey)
+    if (pack !== undefined) {
+      const place = this.origins.indexOf(origin)
+      return place === -1 ? undefined : pack.answers[place]
+    }
+    return this.missing.has(packKey) ? null : undefined
+  }
+
+  /** Call before reading the database; pass the result to `set`. */
+  currentGeneration(): number {
+    return this.generation
+  }
+
+  set(packKey: string, origin: string, answer: LatestAnswer, readAtGeneration: number): void {
+    if ((this.changes.get(packKey) ?? this.forgottenChanges) > readAtGeneration) return
+    // An unknown id is cached too (an uninstalled pack's mod keeps asking); it does not depend on the origin.
+    if (answer === null) return this.setMissing(packKey)
+    const place = this.originPlace(origin)
+    if (place === -1) return
+    const cost = answer.body.length + answer.etag.length + ENTRY_OVERHEAD
+    // No single answer may take a large share of the budget (a real one is a few hundred bytes).
+    if (cost > this.limits.maxBytes / 16) return
+    if (this.missing.delete(packKey)) this.bytes -= packKey.length + ENTRY_OVERHEAD
+    let pack = this.found.get(packKey)
+    if (pack === undefined) {
+      pack = { answers: new Array<NonNullable<LatestAnswer> | undefined>(this.limits.maxOrigins).fill(undefined), bytes: packKey.length + ENTRY_OVERHEAD }
+      this.found.set(packKey, pack)
+      this.bytes += pack.bytes
+    }
+    const previous = pack.answers[place]
+    if (previous !== undefined) {
+      const previousCost = previous.body.length + previous.etag.length + ENTRY_OVERHEAD
+      pack.bytes -= previousCost
+      this.bytes -= previousCost
+    }
+    pack.answers[place] = answer
+    pack.bytes += cost
+    this.bytes += cost
+    this.shrink(packKey)
+  }
+
+  invalidate(packKey: string): void {
+    this.generation += 1
+    this.changes.delete(packKey)
+    this.changes.set(packKey, this.generation)
+    if (this.changes.size > this.limits.maxChanges) {
+      const [oldest, at] = this.changes.entries().next().value!
+      this.changes.delete(oldest)
+      this.forgottenChanges = at
+    }
+    this.drop(packKey)
+  }
+
+  usage(): CacheUsage {
+    let answers = 0
+    for (const pack of this.found.values()) for (const answer of pack.answers) if (answer !== undefined) answers += 1
+    return { packs: this.found.size, answers, missing: this.missing.size, origins: this.origins.length, bytes: this.bytes }
+  }
+
+  /** The origin's place in the allow-list, claiming a free one; -1 when the list is full without it. */
+  private originPlace(origin: string): number {
+    const place = this.origins.indexOf(origin)
+    if (place !== -1 || this.origins.length >= this.limits.maxOrigins) return place
+    this.origins.push(origin)
+    this.bytes += origin.length + ENTRY_OVERHEAD
+    return this.origins.length - 1
+  }
+
+  private setMissing(packKey: string): void {
+    if (this.missing.has(packKey)) return
+    this.drop(packKey)
+    this.missing.add(packKey)
+    this.bytes += packKey.length + ENTRY_OVERHEAD
+    while (this.missing.size > this.limits.maxMissing) this.dropMissing(this.missing.values().next().value!)
+    this.shrink(packKey)
+  }
+
+  /** Evicts the oldest entries until both bounds hold: invented ids first, then the oldest packs; never `keep`. */
+  private shrink(keep: string): void {
+    while (this.found.size > this.limits.maxPacks || this.bytes > this.limits.maxBytes) {
+      if (this.bytes > this.limits.maxBytes && this.evictOldest(this.missing.keys(), keep)) continue
+      if (!this.evictOldest(this.found.keys(), keep)) return
+    }
+  }
+
+  private evictOldest(keys: IterableIterator<string>, keep: string): boolean {
+    for (const key of keys) {
+      if (key === keep) continue
+      this.drop(key)
+      return true
+    }
+    return false
+  }
+
+  private drop(packKey: string): void {
+    const pack = this.found.get(packKey)
+    if (pack !== undefined) {
+      this.found.delete(packKey)
+      this.bytes -= pack.bytes
+    }
+    this.dropMissing(packKey)
+  }
+
+  private dropMissing(packKey: string): void {
+    if (this.missing.delete(packKey)) this.bytes -= packKey.length + ENTRY_OVERHEAD
+  }
+}
+
+export function packKey(namespace: string, packId: string): string {
+  return `${namespace}:${packId}`
+}

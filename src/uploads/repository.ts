@@ -1,0 +1,115 @@
+// Pending uploads. Ownership is part of every lookup's WHERE clause, so
+// another user's upload is exactly as absent as a missing one.
+import type { Db } from '../db/index.js'
+import type { UploadsTable } from '../db/schema.js'
+import type { UploadKind } from '../config/index.js'
+
+export type UploadRow = UploadsTable
+
+/** An upload joined with its file: what the API shows as a TempUpload. */
+export interface PendingUpload {
+  id: string
+  userId: string
+  draftId: string | null
+  kind: UploadKind
+  fileId: string
+  filename: string
+  contentType: string
+  size: number
+  packFormat: number | null
+  createdAt: string
+}
+
+const pendingColumns = [
+  'uploads.id', 'uploads.user_id', 'uploads.draft_id', 'uploads.kind', 'uploads.file_id', 'uploads.pack_format',
+  'uploads.created_at', 'files.filename', 'files.content_type', 'files.size',
+] as const
+
+function selectPending(db: Db) {
+  return db.selectFrom('uploads').innerJoin('files', 'files.id', 'uploads.file_id').select(pendingColumns)
+}
+
+type PendingRow = Awaited<ReturnType<ReturnType<typeof selectPending>['executeTakeFirstOrThrow']>>
+
+function toPending(row: PendingRow): PendingUpload {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    draftId: row.draft_id,
+    kind: row.kind as UploadKind,
+    fileId: row.file_id,
+    filename: row.filename,
+    contentType: row.content_type,
+    size: Number(row.size),
+    packFormat: row.pack_format,
+    createdAt: row.created_at,
+  }
+}
+
+export async function insertUpload(db: Db, row: UploadRow): Promise<void> {
+  await db.insertInto('uploads').values(row).execute()
+}
+
+export async function findOwnedUpload(db: Db, userId: string, uploadId: string): Promise<PendingUpload | undefined> {
+  const row = await selectPending(db).where('uploads.id', '=', uploadId).where('uploads.user_id', '=', userId).executeTakeFirst()
+  return row && toPending(row)
+}
+
+/** The caller's pending uploads of one draft, oldest first. */
+export async function listDraftUploads(db: Db, userId: string, draftId: string): Promise<PendingUpload[]> {
+  const rows = await selectPending(db)
+    .where('uploads.draft_id', '=', draftId)
+    .where('uploads.user_id', '=', userId)
+    .orderBy('uploads.created_at')
+    .orderBy('uploads.id')
+    .execute()
+  return rows.map(toPending)
+}
+
+export async function listExpiredUploads(db: Db, now: string, limit: number): Promise<PendingUpload[]> {
+  const rows = await selectPending(db).where('uploads.expires_at', '<=', now).orderBy('uploads.expires_at').limit(limit).execute()
+  return rows.map(toPending)
+}
+
+export async function listUploadsOfDrafts(db: Db, draftIds: readonly string[]): Promise<PendingUpload[]> {
+  if (draftIds.length === 0) return []
+  return (await selectPending(db).where('uploads.draft_id', 'in', draftIds).execute()).map(toPending)
+}
+
+export async function deleteUploadRows(db: Db, ids: readonly string[]): Promise<void> {
+  if (ids.length > 0) await db.deleteFrom('uploads').where('id', 'in', ids).execute()
+}
+
+export async function countPendingUploads(db: Db): Promise<number> {
+  const row = await db.selectFrom('uploads').select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow()
+  return Number(row.n)
+}
+
+/** What one user's pending uploads hold now. */
+export interface PendingUsage {
+  uploads: number
+  bytes: number
+}
+
+export async function pendingUsage(db: Db, userId: string): Promise<PendingUsage> {
+  const row = await db
+    .selectFrom('uploads')
+    .innerJoin('files', 'files.id', 'uploads.file_id')
+    .select((eb) => [eb.fn.countAll<number | string>().as('n'), eb.fn.sum<number | string | null>('files.size').as('bytes')])
+    .where('uploads.user_id', '=', userId)
+    .executeTakeFirstOrThrow()
+  return { uploads: Number(row.n), bytes: Number(row.bytes ?? 0) }
+}
+
+/**
+ * Serialises the transactions that check one user's quotas and then add to
+ * them (a new upload, a new draft): each takes this lock first, so two at
+ * once cannot both see room for one. A no-op write to the user's row does it
+ * on both engines: PostgreSQL holds the row lock until commit (READ COMMITTED
+ * would otherwise let both counts miss the other's insert), and SQLite takes
+ * its write lock at once instead of at the first insert. is_staff, because no
+ * index covers it (PostgreSQL makes a heap-only update).
+ */
+export async function lockUserQuotas(db: Db, userId: string): Promise<void> {
+  await db.updateTable('users').set((eb) => ({ is_staff: eb.ref('is_staff') })).where('id', '=', userId).execute()
+}
