@@ -1,7 +1,12 @@
 // buildApp(config): the whole service as one Fastify instance, without
 // listening. `npm start`, the benchmark and every test build it the same way.
-// Plugins load in three phases: infrastructure, our services and the auth
-// hook, then routes.
+// Plugins load in three phases, each named with what it needs:
+//   1. infrastructure: 'shared-state' (memory or Redis), 'db', 'storage', then
+//      Fastify's own (cookies, forms, OpenAPI) and the HTTP plumbing;
+//   2. our services: 'gate' (needs db), 'auth' (db, shared-state, gate),
+//      'metrics' (db, shared-state, auth);
+//   3. routes, one encapsulated plugin per resource, so what one registers
+//      (the multipart parser of uploads) stays off the others.
 import Fastify, { type FastifyServerOptions } from 'fastify'
 import cookie from '@fastify/cookie'
 import formbody from '@fastify/formbody'
@@ -10,19 +15,16 @@ import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from './config/index.js'
 import { migrateToLatest, openDatabase } from './db/index.js'
-import { openFileStore, type FileStore } from './storage/index.js'
+import database from './db/plugin.js'
+import storage from './storage/plugin.js'
+import sharedState from './shared-state/plugin.js'
 import { Gate } from './accounts/gate.js'
-import { MemoryAttemptLimiter, type AttemptKind, type AttemptLimiter } from './accounts/limiter.js'
-import { RedisAttemptLimiter } from './shared-state/redis-limiter.js'
-import { openRedis } from './shared-state/redis.js'
-import { installAuth } from './accounts/auth.js'
-import { RouteMetrics } from './stats/metrics.js'
-import { LatestCache, type UpdateCheckCache } from './update-check/cache.js'
-import { RedisLatestCache } from './shared-state/redis-update-check-cache.js'
-import { RedisSnapshotCache } from './shared-state/redis-snapshot-cache.js'
-import { EventLoopMonitor, MemorySnapshotCache, buildSnapshot, type StatsSnapshot } from './stats/service.js'
+import gate from './accounts/gate-plugin.js'
+import auth from './accounts/auth.js'
+import { PasswordHasher } from './accounts/passwords.js'
+import metrics from './stats/plugin.js'
 import { Assets } from './web/assets.js'
-import { installErrorHandling, sendError } from './http/errors.js'
+import { answerFrameworkError, installErrorHandling } from './http/errors.js'
 import { installJsonBodyParser } from './http/json-body.js'
 import { installTextInputCheck } from './http/text-input.js'
 import type { App } from './http/types.js'
@@ -30,16 +32,16 @@ import { installHostCheck } from './http/host.js'
 import { installTimeouts, serverOptions } from './http/timeouts.js'
 import { startSweeper } from './maintenance/sweep.js'
 import healthRoutes from './http/health.js'
-import gateRoutes from './accounts/gate-routes.js'
+import meRoutes from './accounts/me-routes.js'
 import fileRoutes from './files/routes.js'
 import uploadRoutes from './uploads/routes.js'
 import draftRoutes from './drafts/routes.js'
 import autocompleteRoutes from './autocomplete/routes.js'
-import packRoutes from './packs/routes.js'
+import packRoutes, { packVersionsRoutes } from './packs/routes.js'
+import updateCheckRoutes from './update-check/routes.js'
 import statsRoutes from './stats/routes.js'
 import tokenRoutes from './accounts/token-routes.js'
 import schemaRoutes from './http/openapi.js'
-import assetRoutes from './web/routes.js'
 import pageRoutes from './pages/index.js'
 import './http/types.js'
 
@@ -48,30 +50,13 @@ export interface BuildOptions {
   logger?: FastifyServerOptions['logger']
   /** Run the periodic sweep of expired uploads and drafts (off in tests that drive it by hand). */
   sweep?: boolean
+  /** The clock of app.clock (Date.now by default): tests move it past a window instead of waiting for it. */
+  clock?: () => number
 }
 
-export const API_VERSION = '1.0.0'
+const API_VERSION = '1.0.0'
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<App> {
-  // Open the backends first: a bad DATABASE_URL or STORAGE_URL must fail before anything listens.
-  // With REDIS_URL, what instances must share lives there (src/shared-state/redis.ts); without it, in this process.
-  const redis = config.redisUrl ? await openRedis(config.redisUrl) : null
-  const assets = Assets.load()
-  const db = openDatabase(config.databaseUrl)
-  let store: FileStore | undefined
-  try {
-    await migrateToLatest(db)
-    store = openFileStore(config.storageUrl)
-    await store.check?.()
-  } catch (error) {
-    await store?.close()
-    await db.destroy()
-    await redis?.close()
-    throw error
-  }
-  const gate = await Gate.open(db, config.masterPassword)
-  const generatedMasterPassword = await gate.ensurePassword()
-
   const app = Fastify({
     logger: options.logger ?? {
       level: config.logLevel,
@@ -84,49 +69,40 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     bodyLimit: config.draftBodyLimit,
     ajv: { customOptions: { allErrors: false, removeAdditional: false } },
     return503OnClosing: true,
-    // The router rejects an over-long or undecodable path parameter before any
-    // hook or error handler runs; answer in the API's { detail } shape too. Such
-    // a parameter names nothing that exists (CONTRACT §4: a malformed id is 404).
-    frameworkErrors: (error, _request, reply) => {
-      const badParam = error.code === 'FST_ERR_MAX_PARAM_LENGTH' || error.code === 'FST_ERR_BAD_URL'
-      void sendError(reply, badParam ? 404 : 500, badParam ? 'not found' : 'internal server error')
-    },
+    // What the router refuses before any hook runs, in the API's { detail } shape (src/http/errors.ts).
+    frameworkErrors: answerFrameworkError,
     forceCloseConnections: 'idle',
+    // Opening a backend waits as long as that backend's own timeouts allow (a
+    // PostgreSQL connection 10 s, a migration as long as it takes), not
+    // Fastify's 10 s per plugin, which would replace its one-line error.
+    pluginTimeout: 0,
     // Header, body, idle and keep-alive deadlines (src/http/timeouts.ts).
     ...serverOptions(config),
   }).withTypeProvider<TypeBoxTypeProvider>() as App
-
-  app.decorate('config', config)
-  app.decorate('db', db)
-  app.decorate('store', store)
-  app.decorate('gate', gate)
-  // Gate and account passwords are counted apart: guessing one never locks anyone out of the other.
-  const attemptLimiter = (kind: AttemptKind): AttemptLimiter => redis
-    ? new RedisAttemptLimiter(redis.client, kind, config.authFailureLimit, config.authFailureWindowMs)
-    : new MemoryAttemptLimiter(config.authFailureLimit, config.authFailureWindowMs)
-  app.decorate('attemptLimiters', { gate: attemptLimiter('gate'), login: attemptLimiter('login') })
-  app.decorate('metrics', new RouteMetrics())
-  let latestCache: UpdateCheckCache = new LatestCache()
-  if (redis) {
-    const shared = new RedisLatestCache(redis.client)
-    shared.onWriteFailure = (error) => app.log.error({ err: error }, 'could not tell other instances about a new version yet; retried when Redis is back')
-    latestCache = shared
+  try {
+    await registerAll(app, config, options)
+  } catch (error) {
+    // What had opened (the Redis connection, the database, the store) closes
+    // again: a failed start must leave nothing that keeps the process alive.
+    await app.close().catch(() => {})
+    throw error
   }
-  app.decorate<UpdateCheckCache>('latestCache', latestCache)
-  app.decorate('generatedMasterPassword', generatedMasterPassword)
-  app.decorate('assets', assets)
-  const eventLoop = new EventLoopMonitor()
-  const statsCache = redis
-    ? new RedisSnapshotCache<StatsSnapshot>(redis.client, config.statsCacheMs)
-    : new MemorySnapshotCache<StatsSnapshot>(config.statsCacheMs)
-  if (redis) redis.onError = (error) => app.log.warn({ err: error }, 'redis connection error; retrying')
-  app.decorate('statsSnapshot', () =>
-    statsCache.get(() => buildSnapshot({ db, metrics: app.metrics, eventLoop, cacheMs: config.statsCacheMs })))
+  return app
+}
 
+async function registerAll(app: App, config: Config, options: BuildOptions): Promise<void> {
+  app.decorate('config', config)
+  app.decorate('clock', options.clock ?? Date.now)
+  app.decorate('assets', Assets.load())
   installErrorHandling(app)
 
-  // Phase 1: infrastructure.
-  // Before any plugin scope exists, so every scope inherits it.
+  // Phase 1: infrastructure. The backends come first: a bad REDIS_URL,
+  // DATABASE_URL or STORAGE_URL fails here, in one line, before anything listens.
+  // Where what instances share lives (memory, or Redis with REDIS_URL): decided once, in src/shared-state/plugin.ts.
+  await app.register(sharedState)
+  await app.register(database)
+  await app.register(storage)
+  // Before any route's plugin scope exists, so every scope inherits it.
   installJsonBodyParser(app)
   // Cookies are parsed by the auth hook, only when a request has any (most API calls have none).
   await app.register(cookie, { hook: false })
@@ -164,45 +140,38 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   })
   await app.register(swaggerUi, { routePrefix: '/api/docs', staticCSP: true })
 
-  // Phase 2: our services' cross-cutting hooks.
-  installAuth(app)
+  // Phase 2: our services, and their hooks on every route.
+  await app.register(gate)
+  await app.register(auth)
   installTextInputCheck(app)
-  app.addHook('onResponse', (request, reply, done) => {
-    app.metrics.record(request.routeKey ?? 'unmatched', reply.elapsedTime, reply.statusCode)
-    done()
-  })
+  // Per-route request metrics, the event-loop monitor and app.statsSnapshot() (src/stats/plugin.ts).
+  await app.register(metrics)
 
   // Phase 3: routes, one file per resource.
   await app.register(healthRoutes)
-  await app.register(gateRoutes)
+  await app.register(meRoutes)
   await app.register(schemaRoutes)
   await app.register(fileRoutes)
   await app.register(uploadRoutes)
   await app.register(draftRoutes)
   await app.register(autocompleteRoutes)
   await app.register(packRoutes)
+  await app.register(updateCheckRoutes)
+  await app.register(packVersionsRoutes)
   await app.register(statsRoutes)
   await app.register(tokenRoutes)
-  await app.register(assetRoutes)
   await app.register(pageRoutes)
 
-  const sweeper = options.sweep === false
-    ? null
-    : startSweeper({
-      db, store, draftTtlMs: config.draftTtlMs, intervalMs: config.sweepIntervalMs, orphanGraceMs: config.orphanGraceMs, log: app.log,
+  if (options.sweep !== false) {
+    const sweeper = startSweeper({
+      db: app.db, store: app.store, draftTtlMs: config.draftTtlMs, intervalMs: config.sweepIntervalMs, orphanGraceMs: config.orphanGraceMs, log: app.log, now: app.clock,
     })
-  // The start-up consistency check (what a crash left behind) runs in the
-  // background once the server listens: a huge store must not delay start-up.
-  if (sweeper) app.addHook('onListen', () => { void sweeper.runNow('start-up') })
-  app.addHook('onClose', async () => {
-    await sweeper?.stop()
-    eventLoop.stop()
-    await store.close()
-    await db.destroy()
-    await redis?.close()
-  })
-
-  return app
+    // The start-up consistency check (what a crash left behind) runs in the
+    // background once the server listens: a huge store must not delay start-up.
+    app.addHook('onListen', () => { void sweeper.runNow('start-up') })
+    // onClose hooks run last-registered first: the sweep stops before the store and the database close.
+    app.addHook('onClose', () => sweeper.stop())
+  }
 }
 
 /**
@@ -229,10 +198,10 @@ function staticSecurityHeaders(config: Config): Record<string, string> {
  * and the password is printed once. Returns the generated password, if any.
  */
 export async function prepareSite(config: Config): Promise<string | null> {
-  const db = openDatabase(config.databaseUrl)
+  const db = await openDatabase(config.databaseUrl)
   try {
     await migrateToLatest(db)
-    const gate = await Gate.open(db, config.masterPassword)
+    const gate = await Gate.open(db, config.masterPassword, new PasswordHasher(config.passwordHashCost))
     return await gate.ensurePassword()
   } finally {
     await db.destroy()

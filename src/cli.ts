@@ -5,8 +5,11 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { ConfigError, loadConfig, parseDuration } from './config/index.js'
 import { migrateToLatest, openDatabase, type Db } from './db/index.js'
-import { createApiToken, createUser, setStaff } from './accounts/service.js'
+import { TOKEN_NAME_MAX } from './api/constants.js'
 import { Gate } from './accounts/gate.js'
+import { PasswordHasher } from './accounts/passwords.js'
+import { createApiToken } from './accounts/tokens-service.js'
+import { createUser, setStaff } from './accounts/users-service.js'
 import { DomainError } from './errors.js'
 import { createCategory, createTag } from './packs/tags.js'
 import { exportSite, importSite } from './maintenance/transfer.js'
@@ -24,10 +27,8 @@ interface Command {
   options: Options
   required?: string[]
   /** Resolves to the exit code when it is not 0 (a check that found problems), or nothing. */
-  run(db: Db, args: string[], values: Values, out: (line: string) => void, config: Config): Promise<number | void>
+  run(db: Db, args: string[], values: Values, out: (line: string) => void, config: Config, err: (line: string) => void): Promise<number | void>
 }
-
-const MAX_TOKEN_NAME = 64
 
 class UsageError extends Error {}
 
@@ -38,8 +39,8 @@ const COMMANDS: Record<string, Command> = {
     positionals: ['username'],
     options: { password: { type: 'string' }, staff: { type: 'boolean' } },
     required: ['password'],
-    async run(db, [username], values, out) {
-      const user = await createUser(db, username!, values.password as string, values.staff === true)
+    async run(db, [username], values, out, config) {
+      const user = await createUser(db, new PasswordHasher(config.passwordHashCost), username!, values.password as string, values.staff === true)
       out(`created ${user.isStaff ? 'staff user' : 'user'} ${user.username}`)
     },
   },
@@ -61,7 +62,7 @@ const COMMANDS: Record<string, Command> = {
     options: { name: { type: 'string' } },
     async run(db, [username], values, out) {
       const name = ((values.name as string | undefined) ?? 'cli').trim()
-      if (name.length < 1 || name.length > MAX_TOKEN_NAME) throw new UsageError(`--name must be 1-${MAX_TOKEN_NAME} characters`)
+      if (name.length < 1 || name.length > TOKEN_NAME_MAX) throw new UsageError(`--name must be 1-${TOKEN_NAME_MAX} characters`)
       const { token } = await createApiToken(db, username!, name)
       out(`created API token "${name}" for ${username}; it is shown only this once. Use it as: Authorization: Bearer ${username} <token>`)
       out(token)
@@ -94,12 +95,12 @@ const COMMANDS: Record<string, Command> = {
     summary: 'change the site-wide gate password (stored as a hash)',
     positionals: ['password'],
     options: {},
-    async run(db, [password], _values, out) {
+    async run(db, [password], _values, out, config, err) {
       if (password!.trim() === '') throw new UsageError('the password must not be empty')
-      await (await Gate.open(db, null)).setPassword(password!)
+      await (await Gate.open(db, null, new PasswordHasher(config.passwordHashCost))).setPassword(password!)
       out('master password changed; running servers use it within a few seconds')
-      if (process.env.PACKS_MASTER_PASSWORD) {
-        process.stderr.write('packs: warning: PACKS_MASTER_PASSWORD is set; while it is, the environment variable overrides the stored password\n')
+      if (config.masterPassword !== null) {
+        err('packs: warning: PACKS_MASTER_PASSWORD is set; while it is, the environment variable overrides the stored password')
       }
     },
   },
@@ -128,7 +129,7 @@ const COMMANDS: Record<string, Command> = {
     summary: 'check that stored files and rows agree (orphan files, rows without files, half-published packs); --repair fixes what is safe',
     positionals: [],
     options: { repair: { type: 'boolean' }, 'min-age': { type: 'string' } },
-    async run(db, _args, values, out, config) {
+    async run(db, _args, values, out, config, err) {
       let graceMs = config.orphanGraceMs
       if (typeof values['min-age'] === 'string') {
         // "0" is allowed here (unlike PACKS_ORPHAN_GRACE): with no server and no import running, nothing is in flight.
@@ -145,7 +146,7 @@ const COMMANDS: Record<string, Command> = {
       }))
       out(`packs doctor: ${formatSummary(report, graceMs)}`)
       if (report.remaining === 0) return
-      process.stderr.write(`packs: ${report.remaining} problem${report.remaining === 1 ? '' : 's'} remain${report.remaining === 1 ? 's' : ''}${values.repair === true ? ' after repair' : ' (packs doctor --repair fixes what is safe to fix)'}\n`)
+      err(`packs: ${report.remaining} problem${report.remaining === 1 ? '' : 's'} remain${report.remaining === 1 ? 's' : ''}${values.repair === true ? ' after repair' : ' (packs doctor --repair fixes what is safe to fix)'}`)
       return 1
     },
   },
@@ -153,7 +154,7 @@ const COMMANDS: Record<string, Command> = {
 
 /** The configured store, checked as the server checks it at start, closed after `use`. */
 async function withFileStore<T>(config: Config, use: (store: FileStore) => Promise<T>): Promise<T> {
-  const store = openFileStore(config.storageUrl)
+  const store = await openFileStore(config.storageUrl)
   try {
     await store.check?.()
     return await use(store)
@@ -176,8 +177,8 @@ function usage(): string {
   ].join('\n') + '\n'
 }
 
-function usageFailure(message: string, command?: Command): number {
-  process.stderr.write(`packs: ${message}\n${command ? `usage: packs ${command.usage}\n` : usage()}`)
+function usageFailure(output: CliOutput, message: string, command?: Command): number {
+  output.stderr(`packs: ${message}\n${command ? `usage: packs ${command.usage}\n` : usage()}`)
   return 2
 }
 
@@ -200,19 +201,35 @@ function parseCommand(command: Command, argv: string[]): { args: string[]; value
   return { args: positionals, values: values as Values }
 }
 
-async function main(argv: string[]): Promise<number> {
+/** Where the CLI writes: the process's own streams, or a test's buffers. */
+export interface CliOutput {
+  stdout(text: string): void
+  stderr(text: string): void
+}
+
+const processOutput: CliOutput = {
+  stdout: (text) => { process.stdout.write(text) },
+  stderr: (text) => { process.stderr.write(text) },
+}
+
+/**
+ * Runs one command line and resolves to its exit code. bin/packs.js calls it
+ * with the process's arguments, environment and streams; tests call it in
+ * their own process with a site's environment, which costs no process start.
+ */
+export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env, output: CliOutput = processOutput): Promise<number> {
   const [group, action, ...rest] = argv
   if (group === undefined || group === 'help' || group === '--help' || group === '-h') {
-    process.stdout.write(usage())
+    output.stdout(usage())
     return 0
   }
   // Two-word commands ("user create") and one-word ones ("export <dir>").
   const twoWords = COMMANDS[`${group} ${action ?? ''}`]
   const command = twoWords ?? COMMANDS[group]
-  if (!command) return usageFailure(`unknown command "${[group, action].filter(Boolean).join(' ')}"`)
+  if (!command) return usageFailure(output, `unknown command "${[group, action].filter(Boolean).join(' ')}"`)
   if (!twoWords && action !== undefined) rest.unshift(action)
   if (rest.includes('--help') || rest.includes('-h')) {
-    process.stdout.write(`usage: packs ${command.usage}\n  ${command.summary}\n`)
+    output.stdout(`usage: packs ${command.usage}\n  ${command.summary}\n`)
     return 0
   }
 
@@ -220,26 +237,25 @@ async function main(argv: string[]): Promise<number> {
   try {
     parsed = parseCommand(command, rest)
   } catch (error) {
-    if (error instanceof UsageError) return usageFailure(error.message, command)
+    if (error instanceof UsageError) return usageFailure(output, error.message, command)
     throw error
   }
 
   let db: Db | undefined
   try {
-    const config = loadConfig(process.env)
-    db = openDatabase(config.databaseUrl)
+    const config = loadConfig(env)
+    db = await openDatabase(config.databaseUrl)
     await migrateToLatest(db)
-    return (await command.run(db, parsed.args, parsed.values, (line) => process.stdout.write(`${line}\n`), config)) ?? 0
+    return (await command.run(db, parsed.args, parsed.values, (line) => output.stdout(`${line}\n`), config, (line) => output.stderr(`${line}\n`))) ?? 0
   } catch (error) {
-    if (error instanceof UsageError) return usageFailure(error.message, command)
+    if (error instanceof UsageError) return usageFailure(output, error.message, command)
     // Refusals (taken, invalid, unknown) and configuration problems are one line; never a stack.
-    if (error instanceof DomainError) process.stderr.write(`packs: ${error.detail}\n`)
-    else if (error instanceof ConfigError) process.stderr.write(`packs: configuration error: ${error.message}\n`)
-    else process.stderr.write(`packs: failed: ${(error instanceof Error ? error.message : String(error)).split("\n")[0]}\n`)
+    if (error instanceof DomainError) output.stderr(`packs: ${error.detail}\n`)
+    else if (error instanceof ConfigError) output.stderr(`packs: configuration error: ${error.message}\n`)
+    else output.stderr(`packs: failed: ${(error instanceof Error ? error.message : String(error)).split("\n")[0]}\n`)
     return 1
   } finally {
     await db?.destroy()
   }
 }
 
-process.exitCode = await main(process.argv.slice(2))

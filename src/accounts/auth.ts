@@ -1,31 +1,38 @@
-// Who is calling, and may they? Runs before every route (CONTRACT §2-3):
+// The 'auth' plugin: who is calling, and may they? Runs before every route (CONTRACT §2-3):
 //   1. credentials: a Bearer token or a session cookie; a present but bad one is a 401;
 //   2. the gate: any user credential passes it, else X-Master-Password or the gate cookie;
 //   3. the route's access level: 'user' and 'staff' routes need a user;
 //   4. CSRF for state changes made with a session cookie.
+// It reads app.db, app.gate and app.attemptLimiters, and decorates each request
+// with user, authMethod, sessionToken, csrfToken and routeKey.
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { Forbidden, TooManyRequests, Unauthorized } from '../errors.js'
+import fp from 'fastify-plugin'
+import { Forbidden, Unauthorized } from '../errors.js'
 import { isApiRequest } from '../http/request-kind.js'
 import type { Access, App } from '../http/types.js'
-import { authenticateSession, authenticateToken } from './service.js'
 import { clientKey } from './addresses.js'
-import type { AttemptKind } from './limiter.js'
-import { hmacHex, safeEqual, sha256Hex } from './secrets.js'
+import { attemptError, checkGatePassword } from './attempts.js'
+import { GATE_COOKIE, SESSION_COOKIE, clearSessionCookie } from './cookies.js'
+import { CSRF_FIELD, CSRF_HEADER, csrfTokenFor } from './csrf.js'
+import { safeEqual } from './secrets.js'
+import { authenticateSession } from './sessions-service.js'
+import { authenticateToken } from './tokens-service.js'
 
-export const SESSION_COOKIE = 'packs_session'
-export const GATE_COOKIE = 'packs_gate'
-export const MASTER_PASSWORD_HEADER = 'x-master-password'
-export const CSRF_HEADER = 'x-csrf-token'
-export const CSRF_FIELD = 'csrf_token'
-
+const MASTER_PASSWORD_HEADER = 'x-master-password'
 const BEARER = /^Bearer ([^\s]+) ([^\s]+)$/
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 
-export function installAuth(app: App): void {
+async function auth(app: App): Promise<void> {
   app.decorateRequest('user', null)
   app.decorateRequest('authMethod', null)
   app.decorateRequest('sessionToken', null)
   app.decorateRequest('routeKey', null)
+  // Derived when read (a page's forms, /api/me/), not on every session request.
+  app.decorateRequest('csrfToken', {
+    getter(this: FastifyRequest): string | null {
+      return this.sessionToken ? csrfTokenFor(app.gate.siteSecret, this.sessionToken) : null
+    },
+  })
 
   // Behind a reverse proxy that PACKS_TRUST_PROXY does not name, every client
   // has the proxy's address: one guesser then blocks all of them. Said once;
@@ -66,12 +73,14 @@ export function installAuth(app: App): void {
     if (request.authMethod !== 'session' || SAFE_METHODS.has(request.method) || request.routeOptions.config?.csrfExempt) return done()
     const body = request.body as Record<string, unknown> | undefined
     const sent = request.headers[CSRF_HEADER] ?? (typeof body?.[CSRF_FIELD] === 'string' ? body[CSRF_FIELD] : undefined)
-    if (typeof sent !== 'string' || !safeEqual(sent, csrfTokenFor(app.gate.siteSecret, request.sessionToken!))) {
+    if (typeof sent !== 'string' || !safeEqual(sent, request.csrfToken!)) {
       return done(new Forbidden(`CSRF token missing or invalid: send it in the ${CSRF_HEADER} header or the ${CSRF_FIELD} form field`))
     }
     done()
   })
 }
+
+export default fp(auth, { name: 'auth', dependencies: ['db', 'shared-state', 'gate'], decorators: { fastify: ['config', 'parseCookie'] } })
 
 async function authorize(app: App, request: FastifyRequest, reply: FastifyReply, access: Access): Promise<void> {
   await identify(app, request, reply)
@@ -98,11 +107,6 @@ function gateHeaderVerdict(request: FastifyRequest, blockedFor: number, succeede
   return error
 }
 
-/** The CSRF token of a session: derived, not stored, so every instance can check it. */
-export function csrfTokenFor(siteSecret: string, sessionToken: string): string {
-  return hmacHex(siteSecret, `csrf|${sha256Hex(sessionToken)}`)
-}
-
 async function identify(app: App, request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const authorization = request.headers.authorization
   if (authorization !== undefined) {
@@ -125,7 +129,7 @@ async function identify(app: App, request: FastifyRequest, reply: FastifyReply):
     }
     // A page visit with a stale cookie just drops it; an API call is told.
     if (isApiRequest(request)) throw new Unauthorized('session expired or invalid: sign in again')
-    reply.clearCookie(SESSION_COOKIE, { path: '/' })
+    clearSessionCookie(reply)
   }
 }
 
@@ -143,82 +147,4 @@ async function passGate(app: App, request: FastifyRequest): Promise<boolean> {
     return true
   }
   return false
-}
-
-/**
- * The gate password (header or form) under the gate's failure limit: counted
- * in one atomic step when the answer needs no scrypt, else through
- * checkPasswordAttempt. Throws 429 for a blocked client (whatever the
- * password: a right one must not answer differently), 401 for a wrong one.
- */
-export async function checkGatePassword(app: App, clientAddress: string, password: string, failureDetail: string): Promise<void> {
-  let known = await app.gate.verifyPasswordCheaply(password)
-  if (known === undefined) {
-    const inFlight = app.gate.verificationInFlight(password)
-    // The same password is being checked already: its answer is settled like a cheap one (a wrong one counts).
-    // If that check never answered (its client was blocked, the pool was busy), this request tries on its own.
-    if (inFlight !== undefined) known = await inFlight.catch(() => undefined)
-    if (known === undefined) return checkScryptGatePassword(app, clientAddress, password, failureDetail)
-  }
-  const error = attemptError('gate', await app.attemptLimiters.gate.settle(clientKey(clientAddress), known), known, failureDetail)
-  if (error) throw error
-}
-
-/**
- * The scrypt check of a gate password, counted first like checkPasswordAttempt;
- * through Gate.verifyAdmitted, so the same password arriving while this
- * client's place is being reserved joins this check instead of taking a place.
- */
-async function checkScryptGatePassword(app: App, clientAddress: string, password: string, failureDetail: string): Promise<void> {
-  let refund: (() => Promise<void>) | undefined
-  let succeeded: boolean
-  try {
-    succeeded = await app.gate.verifyAdmitted(password, async () => {
-      const reservation = await app.attemptLimiters.gate.reserve(clientKey(clientAddress))
-      if (!('refund' in reservation)) throw attemptError('gate', reservation.retryAfter, false, failureDetail)!
-      refund = () => reservation.refund()
-    })
-  } catch (error) {
-    // The check never answered (blocked, the server was busy): that was no guess.
-    await refund?.().catch(() => undefined)
-    throw error
-  }
-  if (!succeeded) throw new Unauthorized(failureDetail)
-  await refund?.()
-}
-
-/**
- * Runs a password check that costs a scrypt under the failure limit of `kind`,
- * counting first: the attempt is reserved before the check runs (a blocked
- * client gets 429 and no check), kept as a failure when the password was
- * wrong (401), given back when it was right or the check could not run.
- */
-export async function checkPasswordAttempt(
-  app: App,
-  kind: AttemptKind,
-  clientAddress: string,
-  check: () => Promise<boolean>,
-  failureDetail: string,
-): Promise<void> {
-  const reservation = await app.attemptLimiters[kind].reserve(clientKey(clientAddress))
-  if (!('refund' in reservation)) throw attemptError(kind, reservation.retryAfter, false, failureDetail)!
-  let succeeded: boolean
-  try {
-    succeeded = await check()
-  } catch (error) {
-    // The check never answered (the server was busy, the database failed): that was no guess.
-    await reservation.refund().catch(() => undefined)
-    throw error
-  }
-  if (!succeeded) throw new Unauthorized(failureDetail)
-  await reservation.refund()
-}
-
-const ATTEMPTS_AT: Record<AttemptKind, string> = { gate: 'the site password', login: 'account passwords' }
-
-function attemptError(kind: AttemptKind, blockedFor: number, succeeded: boolean, failureDetail: string): Error | undefined {
-  if (blockedFor > 0) {
-    return new TooManyRequests(`too many failed attempts at ${ATTEMPTS_AT[kind]} from your address; retry in ${blockedFor} s`, blockedFor)
-  }
-  return succeeded ? undefined : new Unauthorized(failureDetail)
 }

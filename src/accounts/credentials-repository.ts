@@ -125,18 +125,10 @@ export async function revokeUserApiToken(db: Db, userId: string, tokenId: string
   return Number(result.numUpdatedRows) > 0
 }
 
-export async function findPasswordHash(db: Db, userId: string): Promise<string | undefined> {
-  const row = await db.selectFrom('users').select('password_hash').where('id', '=', userId).executeTakeFirst()
-  return row?.password_hash
-}
-
-/** Replaces the password hash and ends the user's sessions, except the one whose hash is `keepSessionHash`, in one transaction. */
-export async function replacePasswordHash(db: Db, userId: string, passwordHash: string, keepSessionHash: string | null): Promise<number> {
-  return db.transaction().execute(async (trx) => {
-    await trx.updateTable('users').set({ password_hash: passwordHash }).where('id', '=', userId).execute()
-    let query = trx.deleteFrom('sessions').where('user_id', '=', userId)
-    if (keepSessionHash !== null) query = query.where('token_hash', '!=', keepSessionHash)
-    const result = await query.executeTakeFirst()
-    return Number(result.numDeletedRows)
-  })
+/** Ends the user's sessions, except the one whose hash is `keepSessionHash` (null: all of them). Returns how many ended. */
+export async function deleteUserSessions(db: Db, userId: string, keepSessionHash: string | null): Promise<number> {
+  let query = db.deleteFrom('sessions').where('user_id', '=', userId)
+  if (keepSessionHash !== null) query = query.where('token_hash', '!=', keepSessionHash)
+  const result = await query.executeTakeFirst()
+  return Number(result.numDeletedRows)
 }

@@ -1,11 +1,11 @@
 // The site-wide gate (CONTRACT §2). Its password comes from PACKS_MASTER_PASSWORD
 // or, when that is unset, from a scrypt hash in the settings table (generated on
 // first start, changed by `packs master-password set`).
-import { randomBytes } from 'node:crypto'
+import { randomBytes, timingSafeEqual } from 'node:crypto'
 import type { Db } from '../db/index.js'
 import { getOrCreateSetting, getSetting, putSetting } from './credentials-repository.js'
-import { timingSafeEqual } from 'node:crypto'
-import { hashPassword, hmacHex, safeEqual, sha256Digest, sha256Hex, verifyPassword } from './secrets.js'
+import type { PasswordHasher } from './passwords.js'
+import { hmacHex, safeEqual, sha256Digest, sha256Hex } from './secrets.js'
 
 const MASTER_PASSWORD_KEY = 'master_password_hash'
 const SITE_SECRET_KEY = 'site_secret'
@@ -24,15 +24,16 @@ export class Gate {
   private constructor(
     private readonly db: Db,
     private readonly envPassword: string | null,
+    private readonly passwords: PasswordHasher,
     /** Keys the HMACs of gate cookies and CSRF tokens; shared by every instance through the database. */
     readonly siteSecret: string,
   ) {
     this.envDigest = envPassword === null ? null : sha256Digest(envPassword)
   }
 
-  static async open(db: Db, envPassword: string | null): Promise<Gate> {
+  static async open(db: Db, envPassword: string | null, passwords: PasswordHasher): Promise<Gate> {
     const secret = await getOrCreateSetting(db, SITE_SECRET_KEY, () => randomBytes(32).toString('hex'))
-    return new Gate(db, envPassword, secret)
+    return new Gate(db, envPassword, passwords, secret)
   }
 
   /**
@@ -43,19 +44,15 @@ export class Gate {
     if (this.envPassword !== null) return null
     if (await getSetting(this.db, MASTER_PASSWORD_KEY)) return null
     const password = randomBytes(18).toString('base64url')
-    const hash = await hashPassword(password)
+    const hash = await this.passwords.hash(password)
     const stored = await getOrCreateSetting(this.db, MASTER_PASSWORD_KEY, () => hash)
     // Another instance may have won the race; only the winner prints.
     return stored === hash ? password : null
   }
 
   async setPassword(password: string): Promise<void> {
-    await putSetting(this.db, MASTER_PASSWORD_KEY, await hashPassword(password))
+    await putSetting(this.db, MASTER_PASSWORD_KEY, await this.passwords.hash(password))
     this.storedHash = undefined
-  }
-
-  get passwordFromEnvironment(): boolean {
-    return this.envPassword !== null
   }
 
   /**
@@ -75,7 +72,7 @@ export class Gate {
   /**
    * The answer when it needs no scrypt (perhaps a read of the stored hash);
    * undefined when only verifyPassword can tell, at the cost of one scrypt,
-   * which the caller must count against the client first (accounts/auth.ts).
+   * which the caller must count against the client first (accounts/attempts.ts).
    */
   async verifyPasswordCheaply(candidate: string): Promise<boolean | undefined> {
     const known = this.verifyPasswordSync(candidate)
@@ -113,7 +110,7 @@ export class Gate {
     if (existing) return existing
     const pending = (async () => {
       await admit()
-      const ok = await verifyPassword(candidate, hash)
+      const ok = await this.passwords.verify(candidate, hash)
       if (ok) this.verified = { hash, candidateDigest: digest }
       return ok
     })().finally(() => this.verifying.delete(key))
@@ -132,7 +129,7 @@ export class Gate {
     // The map holds only checks in flight, each holding a place in passwordWork's bounded queue or about to be refused.
     let pending = this.verifying.get(key)
     if (!pending) {
-      pending = verifyPassword(candidate, hash).finally(() => this.verifying.delete(key))
+      pending = this.passwords.verify(candidate, hash).finally(() => this.verifying.delete(key))
       this.verifying.set(key, pending)
     }
     if (!(await pending)) return false

@@ -4,7 +4,7 @@
 // ~0.1 s of CPU and 32 MiB, would otherwise queue ahead of every file served.
 // So only a few hashes run at once, a short queue waits behind them, and
 // beyond that a request is refused at once with 429 and Retry-After, before
-// any scrypt runs. Every scrypt of the process goes through this (secrets.ts).
+// any scrypt runs. Every scrypt of the process goes through this (passwords.ts).
 import { availableParallelism } from 'node:os'
 import { TooManyRequests } from '../errors.js'
 

@@ -1,10 +1,11 @@
 // The signed-in user's API tokens: list, create (shown once), revoke. The
 // settings page (src/pages/tokens.ts) calls these from its script.
-import { issueApiToken, listApiTokens, revokeApiToken } from './service.js'
+import { Success, bearerAuth, errorResponses } from '../api/common.js'
+import { ApiTokenList, CreateTokenBody, CreatedToken, TokenParams } from '../api/tokens.js'
 import { Forbidden } from '../errors.js'
 import type { App } from '../http/types.js'
-import { Success, bearerAuth, errorResponses } from '../api/common.js'
-import { ApiTokenList, CreateTokenBody, CreatedToken, TokenParams, toApiToken } from '../api/tokens.js'
+import { toApiToken, toCreatedToken } from './mapper.js'
+import { issueApiToken, listApiTokens, revokeApiToken } from './tokens-service.js'
 
 export default async function tokenRoutes(app: App): Promise<void> {
   app.get('/api/tokens/', {
@@ -39,11 +40,7 @@ export default async function tokenRoutes(app: App): Promise<void> {
     }
     const user = request.user!
     const { token, record } = await issueApiToken(app.db, user.id, request.body.name, request.body.expires_in_days ?? null)
-    return reply.code(201).send({
-      ...toApiToken({ ...record, expired: false }),
-      token,
-      authorization: `Bearer ${user.username} ${token}`,
-    })
+    return reply.code(201).send(toCreatedToken(record, token, user))
   })
 
   app.delete('/api/tokens/:token_id/', {

@@ -1,3 +1,4 @@
+// Users: every query of the users table (their credentials: credentials-repository.ts).
 import { randomUUID } from 'node:crypto'
 import type { Db } from '../db/index.js'
 import type { UsersTable } from '../db/schema.js'
@@ -34,6 +35,11 @@ export async function findUserRowByUsername(db: Db, username: string): Promise<U
 
 export async function updateUser(db: Db, userId: string, changes: Partial<Pick<UserRow, 'is_staff' | 'password_hash'>>): Promise<void> {
   await db.updateTable('users').set(changes).where('id', '=', userId).execute()
+}
+
+export async function findPasswordHash(db: Db, userId: string): Promise<string | undefined> {
+  const row = await db.selectFrom('users').select('password_hash').where('id', '=', userId).executeTakeFirst()
+  return row?.password_hash
 }
 
 /**

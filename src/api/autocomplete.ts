@@ -1,9 +1,7 @@
-import { Type, type Static } from 'typebox'
-import type { TagSuggestionRow } from '../packs/tags-repository.js'
+import { Type } from 'typebox'
 
 /** Longer than any tag, category or user name, so a longer query could never match: refused instead of run. */
 export const MAX_QUERY_LENGTH = 64
-export const MAX_SUGGESTIONS = 20
 
 export const AutocompleteQuery = Type.Object({
   q: Type.Optional(Type.String({ maxLength: MAX_QUERY_LENGTH, description: `Partial name, case-insensitive; at most ${MAX_QUERY_LENGTH} characters.` })),
@@ -20,7 +18,3 @@ export const TagSuggestion = Type.Object(
 )
 
 export const UserSuggestion = Type.Object({ username: Type.String() }, { title: 'UserSuggestion' })
-
-export function toTagSuggestion(row: TagSuggestionRow): Static<typeof TagSuggestion> {
-  return { name: row.name, category: row.category, category_name: row.categoryName, color: row.color }
-}

@@ -1,15 +1,9 @@
-// Packs as the API shows them, and the mappers from repository records. URLs
-// are made here, once: stored-file URLs like TempUpload's (relative unless
-// PACKS_BASE_URL is set), download URLs always absolute (the in-game updater
-// has no page to resolve them against).
-import type { FastifyRequest } from 'fastify'
+// Packs as the API shows them (their mappers: src/packs/mapper.ts).
 import { Type, type Static } from 'typebox'
-import type { Config } from '../config/index.js'
-import { downloadUrl, fileUrl } from '../http/urls.js'
-import type { CategoryRef, LatestRecord, PackDetail, PackRecord, PackSummaryRecord, TagRef, VersionRecord } from '../packs/repository.js'
+import { MAX_PACKS_PER_PAGE, PACKS_PER_PAGE } from './constants.js'
 
 const DateTime = Type.String({ format: 'date-time' })
-const PackFormat = Type.Union([Type.Integer(), Type.Null()], {
+export const PackFormat = Type.Union([Type.Integer(), Type.Null()], {
   description: 'From pack.mcmeta at the archive root: pack.pack_format, or the major number of pack.max_format (1.21.9+); null when absent or unreadable.',
 })
 
@@ -78,19 +72,6 @@ export const PackList = Type.Object(
   { title: 'PackList' },
 )
 
-export const PackLatest = Type.Object(
-  {
-    namespace: Type.String(),
-    pack_id: Type.String(),
-    name: Type.String({ description: "The pack's title." }),
-    version: Type.String({ description: 'Name of the newest version (by publication time).' }),
-    pack_format: PackFormat,
-    created_at: Type.String({ format: 'date-time', description: 'When that version was published.' }),
-    download_url: Type.String({ description: 'Absolute URL that downloads the archive.' }),
-  },
-  { title: 'PackLatest' },
-)
-
 export const PackParams = Type.Object({
   namespace: Type.String({ description: 'Matched case-insensitively.' }),
   pack_id: Type.String({ description: 'Matched case-insensitively.' }),
@@ -104,14 +85,13 @@ export const PackParams = Type.Object({
  * src/http/text-input.ts.)
  */
 export const MAX_PAGE = 100_000
-export const MAX_PER_PAGE = 100
 
 export const PackListQuery = Type.Object({
   q: Type.Optional(Type.String({ description: 'Part of the title, case-insensitive.' })),
   tag: Type.Optional(Type.String({ description: 'Only packs with this tag (name, case-insensitive).' })),
   category: Type.Optional(Type.String({ description: 'Only packs in this category (key).' })),
   page: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1 })),
-  per_page: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PER_PAGE, default: 20 })),
+  per_page: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PACKS_PER_PAGE, default: PACKS_PER_PAGE })),
 })
 
 /** The multipart body of a new version, for the docs; the route reads the parts as a stream. */
@@ -123,73 +103,3 @@ export const NewVersionBody = Type.Object({
 
 export type PackBody = Static<typeof Pack>
 export type PackSummaryBody = Static<typeof PackSummary>
-export type PackLatestBody = Static<typeof PackLatest>
-
-/** How file ids become URLs for one response. */
-export interface FileUrls {
-  file(fileId: string): string
-  download(fileId: string): string
-}
-
-export function fileUrls(config: Config, request: FastifyRequest): FileUrls {
-  return { file: (id) => fileUrl(config, id), download: (id) => downloadUrl(config, request, id) }
-}
-
-function toCategory(category: CategoryRef | null): Static<typeof Category> | null {
-  return category && { key: category.key, name: category.name, color: category.color }
-}
-
-function toTag(tag: TagRef): Static<typeof PackTag> {
-  return { name: tag.name, category: tag.categoryKey, category_name: tag.categoryName, color: tag.color }
-}
-
-function toVersion(version: VersionRecord, urls: FileUrls): Static<typeof PackVersion> {
-  return {
-    name: version.name,
-    changelog: version.changelog,
-    pack_format: version.packFormat,
-    created_at: version.createdAt,
-    download_url: urls.download(version.fileId),
-  }
-}
-
-function toCommon(pack: PackRecord, urls: FileUrls) {
-  return {
-    namespace: pack.namespace,
-    pack_id: pack.packId,
-    id: `${pack.namespace}:${pack.packId}`,
-    title: pack.title,
-    summary: pack.summary,
-    category: toCategory(pack.category),
-    tags: pack.tags.map(toTag),
-    owner: pack.owner,
-    thumbnail_url: pack.thumbnailFileId === null ? null : urls.file(pack.thumbnailFileId),
-    created_at: pack.createdAt,
-    updated_at: pack.updatedAt,
-  }
-}
-
-export function toPack(pack: PackDetail, urls: FileUrls): PackBody {
-  return {
-    ...toCommon(pack, urls),
-    description: pack.description,
-    media: pack.media.map((m) => ({ url: urls.file(m.fileId), content_type: m.contentType, filename: m.filename })),
-    versions: pack.versions.map((v) => toVersion(v, urls)),
-  }
-}
-
-export function toPackSummary(pack: PackSummaryRecord, urls: FileUrls): PackSummaryBody {
-  return { ...toCommon(pack, urls), latest_version: toVersion(pack.latest, urls) }
-}
-
-export function toPackLatest(latest: LatestRecord, urls: FileUrls): PackLatestBody {
-  return {
-    namespace: latest.namespace,
-    pack_id: latest.packId,
-    name: latest.title,
-    version: latest.version,
-    pack_format: latest.packFormat,
-    created_at: latest.createdAt,
-    download_url: urls.download(latest.fileId),
-  }
-}

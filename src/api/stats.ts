@@ -1,4 +1,4 @@
-import { Type } from 'typebox'
+import { Type, type Static } from 'typebox'
 
 const Milliseconds = Type.Number({ description: 'Milliseconds.' })
 
@@ -56,3 +56,5 @@ export const StatsSnapshot = Type.Object(
   },
   { additionalProperties: true, title: 'StatsSnapshot' },
 )
+
+export type StatsSnapshotBody = Static<typeof StatsSnapshot>

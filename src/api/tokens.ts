@@ -1,6 +1,6 @@
 // API tokens of the signed-in user (Settings → API tokens, and its JSON API).
 import { Type, type Static } from 'typebox'
-import { TOKEN_MAX_DAYS, TOKEN_NAME_MAX, type ListedApiToken } from '../accounts/service.js'
+import { TOKEN_MAX_DAYS, TOKEN_NAME_MAX } from './constants.js'
 
 export const ApiToken = Type.Object(
   {
@@ -46,14 +46,4 @@ export const CreatedToken = Type.Object(
 export const TokenParams = Type.Object({ token_id: Type.String({ description: 'The token\'s id (a UUID).' }) })
 
 export type ApiTokenBody = Static<typeof ApiToken>
-
-export function toApiToken(token: ListedApiToken): ApiTokenBody {
-  return {
-    id: token.id,
-    name: token.name,
-    created_at: token.created_at,
-    last_used_at: token.last_used_at,
-    expires_at: token.expires_at,
-    expired: token.expired,
-  }
-}
+export type CreatedTokenBody = Static<typeof CreatedToken>

@@ -1,12 +1,13 @@
-import { Type, type Static } from 'typebox'
-import type { Config } from '../config/index.js'
-import type { PendingUpload } from '../uploads/repository.js'
-import { fileUrl } from '../http/urls.js'
+import { Type, type Static, type TLiteral } from 'typebox'
+import { UPLOAD_KINDS } from './constants.js'
+
+/** One literal schema per kind, typed as the tuple they are (a plain array of them would type as nothing). */
+type Literals<T extends readonly string[]> = { -readonly [K in keyof T]: TLiteral<T[K]> }
 
 export const TempUpload = Type.Object(
   {
     uuid: Type.String({ format: 'uuid' }),
-    kind: Type.Union([Type.Literal('thumbnail'), Type.Literal('version'), Type.Literal('media')]),
+    kind: Type.Union(UPLOAD_KINDS.map((kind) => Type.Literal(kind)) as Literals<typeof UPLOAD_KINDS>),
     filename: Type.String(),
     content_type: Type.String({ description: 'Detected from the file bytes.' }),
     url: Type.String({ description: 'Where the file is served: /api/files/{file_id}/ (absolute when PACKS_BASE_URL is set).' }),
@@ -16,12 +17,19 @@ export const TempUpload = Type.Object(
 
 export type TempUploadBody = Static<typeof TempUpload>
 
-export function toTempUpload(config: Config, upload: PendingUpload): TempUploadBody {
-  return {
-    uuid: upload.id,
-    kind: upload.kind,
-    filename: upload.filename,
-    content_type: upload.contentType,
-    url: fileUrl(config, upload.fileId),
-  }
-}
+/**
+ * The upload form as documented. It is never validated as a body: the parts
+ * are read as a stream, each checked as it arrives (src/uploads/service.ts).
+ */
+export const UploadForm = Type.Object({
+  file: Type.String({ format: 'binary', description: 'The file. Its type is detected from its bytes; the declared type and name are not trusted.' }),
+  kind: Type.Optional(Type.String({
+    enum: [...UPLOAD_KINDS],
+    default: 'media',
+    description: 'thumbnail: PNG, JPEG, GIF, WebP. media: those or MP4, WebM. version: a ZIP archive. '
+      + 'Limits: thumbnail 5 MiB, media 100 MiB, version 500 MiB by default (413 above).',
+  })),
+  draft_uuid: Type.Optional(Type.String({ format: 'uuid', description: 'Joins the upload to this create-page draft, creating the draft if it is new.' })),
+}, { required: ['file'] })
+
+export const UploadParams = Type.Object({ upload_uuid: Type.String({ description: 'UUID of the pending upload.' }) })

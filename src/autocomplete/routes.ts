@@ -1,9 +1,11 @@
+// Autocomplete for the create page's tag field and user search (CONTRACT §4).
 import { Type } from 'typebox'
-import { suggestTags } from '../packs/tags-repository.js'
-import { searchUsernames } from '../accounts/users-repository.js'
 import type { App } from '../http/types.js'
 import { errorResponses } from '../api/common.js'
-import { AutocompleteQuery, MAX_SUGGESTIONS, TagSuggestion, UserSuggestion, toTagSuggestion } from '../api/autocomplete.js'
+import { MAX_SUGGESTIONS } from '../api/constants.js'
+import { AutocompleteQuery, TagSuggestion, UserSuggestion } from '../api/autocomplete.js'
+import { toTagSuggestion, toUserSuggestion } from './mapper.js'
+import { tagSuggestions, userSuggestions } from './service.js'
 
 export default async function autocompleteRoutes(app: App): Promise<void> {
   app.get('/api/tags/autocomplete/', {
@@ -19,7 +21,7 @@ export default async function autocompleteRoutes(app: App): Promise<void> {
       response: { 200: Type.Array(TagSuggestion), ...errorResponses(400, 401) },
     },
   }, async (request) => {
-    const rows = await suggestTags(app.db, (request.query.q ?? '').trim(), MAX_SUGGESTIONS)
+    const rows = await tagSuggestions(app.db, request.query.q)
     return rows.map(toTagSuggestion)
   })
 
@@ -33,7 +35,7 @@ export default async function autocompleteRoutes(app: App): Promise<void> {
       response: { 200: Type.Array(UserSuggestion), ...errorResponses(400, 401) },
     },
   }, async (request) => {
-    const names = await searchUsernames(app.db, (request.query.q ?? '').trim(), MAX_SUGGESTIONS)
-    return names.map((username) => ({ username }))
+    const names = await userSuggestions(app.db, request.query.q)
+    return names.map(toUserSuggestion)
   })
 }

@@ -3,8 +3,8 @@
 // stops start-up with a ConfigError whose message is one line naming it.
 import { isIP } from 'node:net'
 import path from 'node:path'
-
-export type UploadKind = 'thumbnail' | 'version' | 'media'
+import { DEFAULT_UPLOAD_LIMITS } from '../api/constants.js'
+import type { UploadKind } from '../api/constants.js'
 
 export interface Config {
   host: string
@@ -35,6 +35,8 @@ export interface Config {
   /** Failed gate or login attempts allowed per client address and window. */
   authFailureLimit: number
   authFailureWindowMs: number
+  /** scrypt's N for new password hashes (PACKS_PASSWORD_HASH_COST); stored hashes keep their own. */
+  passwordHashCost: number
   /** Fastify's trustProxy: false, or the reverse proxies whose X-Forwarded-For is believed (addresses, CIDRs, proxy-addr's range names). */
   trustProxy: false | string[]
   logLevel: string
@@ -208,9 +210,9 @@ export function loadConfig(env: Env = process.env): Config {
   }
 
   const uploadLimits = {
-    thumbnail: withDefault('PACKS_MAX_THUMBNAIL_SIZE', (r) => parseSize('PACKS_MAX_THUMBNAIL_SIZE', r), 5 * 1024 ** 2),
-    media: withDefault('PACKS_MAX_MEDIA_SIZE', (r) => parseSize('PACKS_MAX_MEDIA_SIZE', r), 100 * 1024 ** 2),
-    version: withDefault('PACKS_MAX_VERSION_SIZE', (r) => parseSize('PACKS_MAX_VERSION_SIZE', r), 500 * 1024 ** 2),
+    thumbnail: withDefault('PACKS_MAX_THUMBNAIL_SIZE', (r) => parseSize('PACKS_MAX_THUMBNAIL_SIZE', r), DEFAULT_UPLOAD_LIMITS.thumbnail),
+    media: withDefault('PACKS_MAX_MEDIA_SIZE', (r) => parseSize('PACKS_MAX_MEDIA_SIZE', r), DEFAULT_UPLOAD_LIMITS.media),
+    version: withDefault('PACKS_MAX_VERSION_SIZE', (r) => parseSize('PACKS_MAX_VERSION_SIZE', r), DEFAULT_UPLOAD_LIMITS.version),
   }
   const userQuotas: UserQuotas = {
     pendingUploadBytes: withDefault('PACKS_PENDING_UPLOAD_QUOTA', (r) => parseSize('PACKS_PENDING_UPLOAD_QUOTA', r), 2 * 1024 ** 3),
@@ -245,11 +247,30 @@ export function loadConfig(env: Env = process.env): Config {
     sessionTtlMs: withDefault('PACKS_SESSION_TTL', (r) => parseDuration('PACKS_SESSION_TTL', r), 14 * 86_400_000),
     authFailureLimit: withDefault('PACKS_AUTH_FAILURE_LIMIT', (r) => parsePositiveInt('PACKS_AUTH_FAILURE_LIMIT', r), 10),
     authFailureWindowMs: withDefault('PACKS_AUTH_FAILURE_WINDOW', (r) => parseDuration('PACKS_AUTH_FAILURE_WINDOW', r), 15 * 60_000),
+    passwordHashCost: withDefault('PACKS_PASSWORD_HASH_COST', parseHashCost, DEFAULT_PASSWORD_HASH_COST),
     trustProxy: withDefault('PACKS_TRUST_PROXY', parseTrustProxy, false),
     logLevel: get('LOG_LEVEL') ?? 'info',
     webConcurrency: withDefault('WEB_CONCURRENCY', (r) => parseWorkers(r), 1),
     timeouts,
   }
+}
+
+/**
+ * scrypt's N: 2^15 (32 MiB and ~0.1 s a hash with r=8) unless set. Below 2^10
+ * a hash is no protection; above 2^20 (1 GiB a hash) a few sign-ins would
+ * exhaust the memory. Tests lower it to 2^10.
+ */
+export const DEFAULT_PASSWORD_HASH_COST = 2 ** 15
+const MIN_PASSWORD_HASH_COST = 2 ** 10
+const MAX_PASSWORD_HASH_COST = 2 ** 20
+
+function parseHashCost(raw: string): number {
+  const cost = /^\d{1,8}$/.test(raw) ? Number(raw) : 0
+  // A power of two has a single bit set.
+  if (cost < MIN_PASSWORD_HASH_COST || cost > MAX_PASSWORD_HASH_COST || (cost & (cost - 1)) !== 0) {
+    throw new ConfigError(`PACKS_PASSWORD_HASH_COST: "${raw}" is not a power of two from 1024 (2^10) to 1048576 (2^20); the default is 32768 (2^15)`)
+  }
+  return cost
 }
 
 /** WEB_CONCURRENCY: how many worker processes share the port; at most 64 (beyond the cores it only adds memory). */

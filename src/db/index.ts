@@ -2,8 +2,9 @@
 // This is the only module that knows which SQL engine is underneath.
 import fs from 'node:fs'
 import path from 'node:path'
-import SQLite from 'better-sqlite3'
-import pg from 'pg'
+import type SQLite from 'better-sqlite3'
+// Kysely's dialects are plain classes that take a driver; the drivers
+// themselves (pg, better-sqlite3) are imported only for the URL that needs one.
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration, type MigrationProvider } from 'kysely'
 import { ConfigError } from '../config/index.js'
 import type { Database } from './schema.js'
@@ -11,7 +12,7 @@ import * as initial from './migrations/2026_11_22_0001_initial.js'
 
 export type Db = Kysely<Database>
 
-export type Engine = 'sqlite' | 'postgres'
+type Engine = 'sqlite' | 'postgres'
 
 // Listed by hand rather than read from the folder so the set is fixed at build
 // time and ordered by name; add new migrations here. Each is told the engine,
@@ -25,14 +26,18 @@ function migrationsFor(engine: Engine): Record<string, Migration> {
 // Which engine each opened database runs on, for migrateToLatest.
 const engines = new WeakMap<Db, Engine>()
 
-export function openDatabase(databaseUrl: string): Db {
+/**
+ * Opens (without a round trip) the database DATABASE_URL names; migrateToLatest
+ * then connects. Only that engine's driver is loaded.
+ */
+export async function openDatabase(databaseUrl: string): Promise<Db> {
   let db: Db
   let engine: Engine
   if (databaseUrl.startsWith('sqlite:')) {
-    db = openSqlite(databaseUrl.slice('sqlite:'.length))
+    db = await openSqlite(databaseUrl.slice('sqlite:'.length))
     engine = 'sqlite'
   } else if (/^postgres(ql)?:\/\//.test(databaseUrl)) {
-    db = openPostgres(databaseUrl)
+    db = await openPostgres(databaseUrl)
     engine = 'postgres'
   } else {
     throw new ConfigError('DATABASE_URL: must be sqlite:<path> or postgres://...')
@@ -55,7 +60,8 @@ function parseInt8(value: string): number {
   return n
 }
 
-function openPostgres(url: string): Db {
+async function openPostgres(url: string): Promise<Db> {
+  const { default: pg } = await import('pg')
   const pool = new pg.Pool({
     connectionString: url,
     // Without a timeout an unreachable host (packets dropped) would hang start-up forever.
@@ -71,7 +77,8 @@ function openPostgres(url: string): Db {
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
 }
 
-function openSqlite(file: string): Db {
+async function openSqlite(file: string): Promise<Db> {
+  const { default: BetterSqlite3 } = await import('better-sqlite3')
   if (file !== ':memory:') {
     try {
       fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true })
@@ -81,7 +88,7 @@ function openSqlite(file: string): Db {
   }
   let sqlite: SQLite.Database
   try {
-    sqlite = new SQLite(file)
+    sqlite = new BetterSqlite3(file)
     // WAL lets readers (the update-check) run while a publish writes.
     sqlite.pragma('journal_mode = WAL')
     sqlite.pragma('foreign_keys = ON')

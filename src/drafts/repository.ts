@@ -81,11 +81,11 @@ export async function findDraftOwnerId(db: Db, draftId: string): Promise<string 
   return row?.user_id
 }
 
-/** One line of "My drafts". */
-export interface DraftSummary {
+/** One line of "My drafts", before its data is read. */
+export interface DraftListRow {
   id: string
-  /** The saved title, trimmed; null when the draft has none yet. */
-  title: string | null
+  /** The stored JSON text. */
+  data: string
   updatedAt: string
   /** The owner's pending uploads of the draft. */
   uploads: number
@@ -95,7 +95,7 @@ export interface DraftSummary {
  * The caller's drafts, most recently saved first. Ownership is in the WHERE
  * clause (and in the count, so only the owner's uploads are counted).
  */
-export async function listOwnDrafts(db: Db, userId: string): Promise<DraftSummary[]> {
+export async function listOwnDrafts(db: Db, userId: string): Promise<DraftListRow[]> {
   const rows = await db
     .selectFrom('drafts')
     .select((eb) => [
@@ -107,16 +107,5 @@ export async function listOwnDrafts(db: Db, userId: string): Promise<DraftSummar
     .orderBy('drafts.updated_at', 'desc')
     .orderBy('drafts.id')
     .execute()
-  return rows.map((r) => ({ id: r.id, title: titleOf(r.data), updatedAt: r.updated_at, uploads: Number(r.uploads) }))
-}
-
-/** The title member of a draft's stored JSON, when it is a non-blank string. */
-function titleOf(data: string): string | null {
-  try {
-    const parsed: unknown = JSON.parse(data)
-    const title = typeof parsed === 'object' && parsed !== null ? (parsed as { title?: unknown }).title : undefined
-    return typeof title === 'string' && title.trim() !== '' ? title.trim() : null
-  } catch {
-    return null
-  }
+  return rows.map((r) => ({ id: r.id, data: r.data, updatedAt: r.updated_at, uploads: Number(r.uploads) }))
 }

@@ -1,16 +1,12 @@
 // Drafts of the create page (SPEC: /api/draft/) and publishing one (CONTRACT §5).
-import { findOwnedDraft, listOwnDrafts, saveDraft } from './repository.js'
-import { loadPackDetail } from '../packs/repository.js'
-import { listDraftUploads } from '../uploads/repository.js'
-import { NotFound } from '../errors.js'
-import { purgeDrafts } from '../uploads/pending.js'
-import { checkDraftData, publishDraft } from '../packs/publishing.js'
-import { packKey } from '../update-check/cache.js'
 import type { App } from '../http/types.js'
 import { Success, bearerAuth, errorResponses } from '../api/common.js'
-import { DraftData, DraftList, DraftQuery, DraftSaveBody, DraftSaved, PublishBody, type DraftFormDataBody } from '../api/drafts.js'
-import { Pack, fileUrls, toPack } from '../api/packs.js'
-import { toTempUpload } from '../api/uploads.js'
+import { DraftData, DraftList, DraftQuery, DraftSaveBody, DraftSaved, PublishBody } from '../api/drafts.js'
+import { Pack } from '../api/packs.js'
+import { fileUrls, toPack } from '../packs/mapper.js'
+import { publishDraft } from '../packs/service.js'
+import { toDraftData, toDraftListItem, toDraftSaved } from './mapper.js'
+import { autosaveDraft, deleteDraft, listDrafts, loadDraft } from './service.js'
 
 export default async function draftsRoutes(app: App): Promise<void> {
   app.get('/api/draft/', {
@@ -24,14 +20,8 @@ export default async function draftsRoutes(app: App): Promise<void> {
       response: { 200: DraftData, ...errorResponses(400, 401, 404) },
     },
   }, async (request) => {
-    const user = request.user!
-    const draft = await findOwnedDraft(app.db, user.id, draftId(request.query.draft))
-    if (!draft) throw new NotFound('draft not found')
-    const uploads = await listDraftUploads(app.db, user.id, draft.id)
-    return {
-      data: JSON.parse(draft.data) as DraftFormDataBody,
-      uploads: uploads.map((u) => toTempUpload(app.config, u)),
-    }
+    const draft = await loadDraft(app.db, request.user!.id, request.query.draft)
+    return toDraftData(app.config, draft)
   })
 
   app.post('/api/draft/', {
@@ -47,10 +37,8 @@ export default async function draftsRoutes(app: App): Promise<void> {
     },
   }, async (request) => {
     const data = request.body.data as Record<string, unknown>
-    checkDraftData(data)
-    const updatedAt = await saveDraft(app.db, request.user!.id, draftId(request.body.draft), JSON.stringify(data), app.config.userQuotas.drafts)
-    if (updatedAt === undefined) throw new NotFound('draft not found')
-    return { saved: true, updated_at: updatedAt }
+    const updatedAt = await autosaveDraft(app.db, request.user!.id, request.body.draft, data, app.config.userQuotas.drafts)
+    return toDraftSaved(updatedAt)
   })
 
   app.delete('/api/draft/', {
@@ -64,9 +52,7 @@ export default async function draftsRoutes(app: App): Promise<void> {
       response: { 200: Success, ...errorResponses(400, 401, 404) },
     },
   }, async (request) => {
-    const draft = await findOwnedDraft(app.db, request.user!.id, draftId(request.query.draft))
-    if (!draft) throw new NotFound('draft not found')
-    await purgeDrafts(app.db, app.store, [draft.id], request.log)
+    await deleteDraft(app.db, app.store, request.user!.id, request.query.draft, request.log)
     return { success: true }
   })
 
@@ -81,8 +67,8 @@ export default async function draftsRoutes(app: App): Promise<void> {
       response: { 200: DraftList, ...errorResponses(401) },
     },
   }, async (request) => {
-    const drafts = await listOwnDrafts(app.db, request.user!.id)
-    return drafts.map((d) => ({ draft: d.id, title: d.title, updated_at: d.updatedAt, uploads: d.uploads }))
+    const drafts = await listDrafts(app.db, request.user!.id)
+    return drafts.map(toDraftListItem)
   })
 
   app.post('/api/draft/publish/', {
@@ -99,16 +85,7 @@ export default async function draftsRoutes(app: App): Promise<void> {
       response: { 201: Pack, ...errorResponses(400, 401, 404, 409) },
     },
   }, async (request, reply) => {
-    const key = await publishDraft(app.db, app.store, request.user!, draftId(request.body.draft))
-    // The update-check may hold a "not found" for this id from before it existed.
-    await app.latestCache.invalidate(packKey(key.namespace, key.packId))
-    const pack = await loadPackDetail(app.db, key.namespace, key.packId)
-    if (!pack) throw new NotFound('pack not found')
+    const pack = await publishDraft(app, request.user!, request.body.draft)
     return reply.code(201).send(toPack(pack, fileUrls(app.config, request)))
   })
-}
-
-/** Draft ids are stored in lower case (as the uploads route stores draft_uuid): one draft, however the client spells it. */
-function draftId(uuid: string): string {
-  return uuid.toLowerCase()
 }

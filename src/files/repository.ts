@@ -1,14 +1,25 @@
+// Stored files' rows. A row names its bytes by storage_key, the one place a
+// file's key is read from: serving, deleting and checking all go by it.
 import type { Db } from '../db/index.js'
 import type { FilesTable } from '../db/schema.js'
 import { nowIso } from '../db/time.js'
-import type { IngestedFile } from '../uploads/ingest.js'
 
 export type FileRow = FilesTable
 
-export async function insertFile(db: Db, file: IngestedFile): Promise<FileRow> {
+/** A file whose bytes are already in storage, under `storageKey`. */
+export interface NewFile {
+  id: string
+  storageKey: string
+  filename: string
+  contentType: string
+  size: number
+  sha256: string
+}
+
+export async function insertFile(db: Db, file: NewFile): Promise<FileRow> {
   const row: FileRow = {
     id: file.id,
-    storage_key: file.id,
+    storage_key: file.storageKey,
     filename: file.filename,
     content_type: file.contentType,
     size: file.size,
@@ -25,12 +36,4 @@ export async function findFile(db: Db, id: string): Promise<FileRow | undefined>
 
 export async function deleteFileRows(db: Db, ids: readonly string[]): Promise<void> {
   if (ids.length > 0) await db.deleteFrom('files').where('id', 'in', ids).execute()
-}
-
-export async function storedBytes(db: Db): Promise<{ files: number; bytes: number }> {
-  const row = await db
-    .selectFrom('files')
-    .select((eb) => [eb.fn.countAll<number | string>().as('files'), eb.fn.coalesce(eb.fn.sum<number | string>('size'), eb.lit(0)).as('bytes')])
-    .executeTakeFirstOrThrow()
-  return { files: Number(row.files), bytes: Number(row.bytes) }
 }

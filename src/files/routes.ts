@@ -2,15 +2,13 @@
 // or as a download, always sandboxed so an uploaded file can never act as a
 // page of this site.
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { findFile, type FileRow } from './repository.js'
-import { NotFound } from '../errors.js'
-import { contentDisposition } from './filenames.js'
+import { FileParams, FileQuery, fileResponses } from '../api/files.js'
 import { noneMatch } from '../http/conditional.js'
 import { sendError } from '../http/errors.js'
 import type { App } from '../http/types.js'
-import { isUuid } from '../api/common.js'
-import { FileParams, FileQuery, fileResponses } from '../api/files.js'
-import type { ByteRange } from '../storage/index.js'
+import { contentDisposition } from './filenames.js'
+import { ifRangeHolds, parseRange } from './ranges.js'
+import { findStoredFile } from './service.js'
 
 /** No scripts, no plugins, no same-origin powers, even if a browser is made to render the file as a document. */
 export const FILE_CSP = "default-src 'none'; sandbox"
@@ -46,12 +44,12 @@ interface ServeOptions {
   withBody: boolean
 }
 
+/** The answer from the row alone (304, 416, HEAD); the bytes are opened only for a body. */
 async function serveFile(app: App, request: FastifyRequest, reply: FastifyReply, { fileId, download, withBody }: ServeOptions): Promise<FastifyReply> {
-  const file = isUuid(fileId) ? await findFile(app.db, fileId.toLowerCase()) : undefined
-  if (!file) throw new NotFound('file not found')
+  const file = await findStoredFile({ db: app.db, store: app.store, log: request.log }, fileId)
 
   const etag = `"${file.sha256}"`
-  const lastModified = new Date(file.created_at).toUTCString()
+  const lastModified = new Date(file.createdAt).toUTCString()
   // Same-origin resource policy: other sites cannot embed our files, even with a visitor's gate cookie.
   reply.header('content-security-policy', FILE_CSP).header('cross-origin-resource-policy', 'same-origin')
 
@@ -71,91 +69,14 @@ async function serveFile(app: App, request: FastifyRequest, reply: FastifyReply,
   reply
     .headers(validators)
     .header('accept-ranges', 'bytes')
-    .header('content-type', download ? 'application/octet-stream' : file.content_type)
+    .header('content-type', download ? 'application/octet-stream' : file.contentType)
     .header('content-disposition', contentDisposition(download ? 'attachment' : 'inline', file.filename))
     .header('content-length', String(range ? range.end - range.start + 1 : file.size))
   if (range) reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${file.size}`)
   if (!withBody) return reply.send()
-  return reply.send(await openStored(app, request, file, range ?? undefined))
-}
-
-async function openStored(app: App, request: FastifyRequest, file: FileRow, range: ByteRange | undefined) {
-  try {
-    return await app.store.get(file.storage_key, range)
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
-    // A row without bytes is a storage fault worth a log line; to the client the file is simply gone.
-    request.log.error({ fileId: file.id }, 'stored file is missing its bytes')
-    throw new NotFound('file not found')
-  }
+  return reply.send(await file.open(range ?? undefined))
 }
 
 function headerValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value.join(', ') : value
-}
-
-/** If-Range: a strong entity-tag must match exactly, a date must equal Last-Modified (RFC 9110 §13.1.5). */
-export function ifRangeHolds(header: string | undefined, etag: string, lastModified: string): boolean {
-  if (header === undefined) return true
-  const value = header.trim()
-  if (value.startsWith('"')) return value === etag
-  if (value.startsWith('W/')) return false
-  return value === lastModified
-}
-
-/**
- * Longer than any honest single range ("bytes=" and two 20-digit positions);
- * a longer value is ignored unread. Ignoring, not 416: RFC 9110 §14.2 lets a
- * server ignore Range, and the whole file is the right answer to a request
- * we chose not to parse, whereas 416 would claim the range lies outside it.
- */
-export const MAX_RANGE_LENGTH = 256
-
-/**
- * A single byte range of a `size`-byte file: `bytes=a-b`, `bytes=a-` or
- * `bytes=-n` (RFC 9110 §14.1.2, no whitespace inside). null means "ignore
- * the header and send everything", which RFC 9110 §14.2 allows for other
- * units, several ranges and malformed values. One pass over the characters,
- * no regular expression: this header comes from anyone holding the gate
- * password, and a backtracking pattern here once froze the server for minutes.
- */
-export function parseRange(header: string, size: number): ByteRange | 'unsatisfiable' | null {
-  if (header.length > MAX_RANGE_LENGTH) return null
-  let from = 0
-  let to = header.length
-  while (from < to && isOws(header.charCodeAt(from))) from++
-  while (to > from && isOws(header.charCodeAt(to - 1))) to--
-  const unit = 'bytes='
-  if (to - from < unit.length || header.slice(from, from + unit.length).toLowerCase() !== unit) return null
-  const spec = header.slice(from + unit.length, to)
-  const dash = spec.indexOf('-')
-  if (dash === -1) return null
-  const first = spec.slice(0, dash)
-  const last = spec.slice(dash + 1)
-  // Also refuses a second "-" and the "," of several ranges.
-  if (!isDigits(first) || !isDigits(last)) return null
-  if (first === '' && last === '') return null
-  if (first === '') {
-    const suffix = Number(last)
-    if (suffix === 0 || size === 0) return 'unsatisfiable'
-    return { start: Math.max(0, size - suffix), end: size - 1 }
-  }
-  const start = Number(first)
-  if (last !== '' && Number(last) < start) return null
-  if (start >= size) return 'unsatisfiable'
-  return { start, end: last === '' ? size - 1 : Math.min(Number(last), size - 1) }
-}
-
-/** Space or horizontal tab (RFC 9110 §5.6.3). */
-function isOws(code: number): boolean {
-  return code === 0x20 || code === 0x09
-}
-
-/** Only ASCII digits (the empty string included). */
-function isDigits(text: string): boolean {
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i)
-    if (code < 0x30 || code > 0x39) return false
-  }
-  return true
 }

@@ -1,12 +1,11 @@
 // The one place where errors become responses. Every error under /api/ is
 // JSON `{ "detail": "..." }`; a 401 always carries WWW-Authenticate; a 5xx
 // never shows an internal message.
-import type { FastifyError, FastifyReply } from 'fastify'
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import FindMyWay, { type HTTPMethod } from 'find-my-way'
 import { DomainError, ServiceUnavailable, TooManyRequests, databaseUnavailable } from '../errors.js'
-import { redisUnavailable } from '../shared-state/redis.js'
 import type { App } from './types.js'
-import { sendErrorPage } from '../pages/context.js'
+import { sendErrorPage } from '../web/respond.js'
 import { wantsPage } from './request-kind.js'
 
 export const WWW_AUTHENTICATE = 'Bearer realm="packs", charset="UTF-8"'
@@ -41,7 +40,7 @@ const CLIENT_ERROR_STATUS: Record<string, number> = {
 
 export function installErrorHandling(app: App): void {
   app.setErrorHandler((error: FastifyError | DomainError, request, reply) => {
-    const unavailable = asUnavailable(error)
+    const unavailable = asUnavailable(app, error)
     if (unavailable) {
       // The one log line of this failure; its real cause (SDK, fs or driver error) is err's cause.
       request.log.error({ err: unavailable }, unavailable.detail)
@@ -87,11 +86,27 @@ export function installErrorHandling(app: App): void {
   })
 }
 
+/**
+ * Fastify's `frameworkErrors`: what its router refuses before any hook or error
+ * handler runs, answered in the API's { detail } shape too. An over-long or
+ * undecodable path parameter names nothing that exists (CONTRACT §4: a
+ * malformed id is 404); anything else (an async constraint that failed) is
+ * our fault, so it is logged like any other 500.
+ */
+export function answerFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH' || error.code === 'FST_ERR_BAD_URL') {
+    void sendError(reply, 404, 'not found')
+    return
+  }
+  request.log.error({ err: error }, 'request failed')
+  void sendError(reply, 500, 'internal server error')
+}
+
 /** A backend that cannot answer now is a 503 the client may retry, never a bare 500 (issue 8). */
-function asUnavailable(error: unknown): ServiceUnavailable | undefined {
+function asUnavailable(app: App, error: unknown): ServiceUnavailable | undefined {
   if (error instanceof ServiceUnavailable) return error
   // Redis first: its client errors are typed, while a bare socket error is most likely the database's.
-  if (redisUnavailable(error)) return new ServiceUnavailable('a shared service is unavailable, try again', { cause: error })
+  if (app.sharedStateUnavailable(error)) return new ServiceUnavailable('a shared service is unavailable, try again', { cause: error })
   if (databaseUnavailable(error)) return new ServiceUnavailable('the database is unavailable, try again', { cause: error })
   return undefined
 }

@@ -12,7 +12,7 @@ import { isIPv6 } from 'node:net'
 import type { App } from './types.js'
 
 /** A DNS name is at most 253 characters; with a port it stays under this. */
-export const MAX_HOST_LENGTH = 255
+const MAX_HOST_LENGTH = 255
 
 /** Characters of a host name or IPv4 address: letters, digits, '-', '.', '_' (seen in internal names). */
 const NAME_CHAR = new Uint8Array(128)

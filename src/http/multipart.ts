@@ -1,10 +1,12 @@
 // Reading a multipart/form-data request that carries one file and a few text
-// fields, in any order, with the file streamed (never buffered). Shared by the
-// upload route and the new-version route so both treat broken forms alike:
-// every client mistake is a 400 (413 for an over-long field), and whatever the
-// form stored is discarded when the form fails.
+// fields, in any order, with the file streamed (never buffered). The upload
+// and new-version use cases read their forms through it, so both treat broken
+// forms alike: every client mistake is a 400 (413 for an over-long field).
+// The reader hands over the parts one by one and never calls back: what a
+// field means, and where the file goes, is the caller's to decide.
+import type { Readable } from 'node:stream'
 import type { FastifyRequest } from 'fastify'
-import multipart, { type MultipartFile } from '@fastify/multipart'
+import multipart from '@fastify/multipart'
 import type { Config } from '../config/index.js'
 import type { App } from './types.js'
 import { BadRequest, DomainError, PayloadTooLarge } from '../errors.js'
@@ -27,81 +29,134 @@ export async function acceptFileForms(scope: App, config: Config): Promise<void>
   })
 }
 
+/** A text field, checked (a unique, clean name and value); what it means is the reader's business. */
+export interface FormField {
+  type: 'field'
+  name: string
+  value: string
+}
+
+/** The file part, unread: its bytes flow only as `stream` is consumed. */
+export interface FormFile {
+  type: 'file'
+  name: string
+  /** As the client sent it: to be cleaned before it is kept. */
+  filename: string
+  stream: Readable
+}
+
+export type FormPart = FormField | FormFile
+
+/**
+ * One form's parts, in the order they come. Nothing is read before parts() is
+ * first called, so a caller may refuse the request on other grounds first.
+ * The file part must be consumed (or resumed) before the next part arrives;
+ * whatever the caller stored from it is the caller's to remove if the form
+ * fails afterwards.
+ */
+export class FileForm {
+  private ending: PartWatch | undefined
+  private refused: Promise<never> | undefined
+
+  constructor(private readonly request: FastifyRequest, readonly fileField: string) {}
+
+  async *parts(): AsyncGenerator<FormPart, void, undefined> {
+    const { request, fileField } = this
+    if (this.ending) throw new Error('a form\'s parts are read once')
+    if (!request.isMultipart()) throw new BadRequest(`expected a multipart/form-data request with a "${fileField}" part`)
+    // Checked before the parser exists: busboy throws a plain Error (a 500) on a boundary over 256 characters.
+    const ending = new PartWatch(multipartBoundary(request.headers['content-type']))
+    this.ending = ending
+    // A part the parser would skip stalls it (see PartWatch): every wait for the parser or for the caller's work races this.
+    const refused = new Promise<never>((_resolve, reject) => { ending.onRefuse = (detail) => reject(new BadRequest(detail)) })
+    refused.catch(() => {})
+    this.refused = refused
+    // Paused first, so this listener cannot start the flow before the parser is piped in.
+    request.raw.pause()
+    request.raw.on('data', (chunk: Buffer) => ending.push(chunk))
+
+    const seen = new Set<string>()
+    try {
+      const parts = request.parts()[Symbol.asyncIterator]()
+      for (;;) {
+        const next = await Promise.race([parts.next(), refused])
+        if (next.done) break
+        const part = next.value
+        // busboy gives a part without a name an undefined fieldname.
+        if (typeof part.fieldname !== 'string' || part.fieldname === '') {
+          if (part.type === 'file') part.file.resume()
+          throw new BadRequest('a multipart part has no name: every part needs Content-Disposition: form-data; name="..."')
+        }
+        if (part.type === 'file') {
+          if (part.fieldname !== fileField) {
+            part.file.resume()
+            throw new BadRequest(`unexpected file part "${part.fieldname}": send the file in the "${fileField}" part`)
+          }
+          yield { type: 'file', name: part.fieldname, filename: part.filename, stream: part.file }
+          continue
+        }
+        if (part.fieldname === fileField) {
+          throw new BadRequest(`the "${fileField}" part must be a file (a part with a filename), not a text field`)
+        }
+        if (seen.has(part.fieldname)) throw new BadRequest(`the "${part.fieldname}" field is given more than once`)
+        if (part.valueTruncated) throw new PayloadTooLarge(`the "${part.fieldname}" field is too long`)
+        const value = typeof part.value === 'string' ? part.value : String(part.value)
+        // The same rule as for every other text input (src/http/text-input.ts), which never sees these parts.
+        const nameFault = textFault(part.fieldname)
+        if (nameFault) throw new BadRequest(`a multipart field name ${nameFault}`)
+        const valueFault = textFault(value)
+        if (valueFault) throw new BadRequest(`the "${part.fieldname}" field ${valueFault}`)
+        seen.add(part.fieldname)
+        yield { type: 'field', name: part.fieldname, value }
+      }
+      // @fastify/multipart ends the parts quietly at "unexpected end of form", so a body cut off after
+      // the file would parse as a shorter, well-formed form; the missing closing boundary tells.
+      if (!ending.seen) throw new BadRequest('malformed multipart/form-data body: it ends before its closing boundary')
+    } catch (error) {
+      throw asClientError(error, request, ending)
+    }
+  }
+
+  /**
+   * Waits for the caller's work on the file part (storing it, say), unless a
+   * later part is refused first; then the connection is closed after the 400,
+   * which fails the file's stream, and whoever stored it removes what it
+   * stored. A failure of the work is judged as the form's: a stream error on
+   * a body that was cut off is the client's 400.
+   */
+  async watch<T>(work: Promise<T>): Promise<T> {
+    try {
+      return await (this.refused ? Promise.race([work, this.refused]) : work)
+    } catch (error) {
+      throw asClientError(error, this.request, this.ending)
+    }
+  }
+}
+
 export interface FileFormHandlers<F> {
   /** Name of the one file part. */
   fileField: string
-  /** Checks a text field as it arrives (so a bad `kind` fails before the file is streamed); throw to refuse. */
-  onField?(name: string, value: string, fields: ReadonlyMap<string, string>): void | Promise<void>
   /** Stores the file part; sees the text fields that came before it. */
-  onFile(part: MultipartFile, fields: ReadonlyMap<string, string>): Promise<F>
+  onFile(part: { file: Readable; filename: string }, fields: ReadonlyMap<string, string>): Promise<F>
   /** Removes what onFile stored, when the form fails after it. */
   discard(file: F): Promise<void>
 }
 
-export interface FileForm<F> {
-  file: F | undefined
-  fields: Map<string, string>
-}
-
-export async function readFileForm<F>(request: FastifyRequest, handlers: FileFormHandlers<F>): Promise<FileForm<F>> {
-  if (!request.isMultipart()) throw new BadRequest(`expected a multipart/form-data request with a "${handlers.fileField}" part`)
-  // Checked before the parser exists: busboy throws a plain Error (a 500) on a boundary over 256 characters.
-  const boundary = multipartBoundary(request.headers['content-type'])
-  const ending = new PartWatch(boundary)
-  // A part the parser would skip stalls it (see PartWatch): the wait for the next part races this.
-  const refused = new Promise<never>((_resolve, reject) => { ending.onRefuse = (detail) => reject(new BadRequest(detail)) })
-  refused.catch(() => {})
-  // Paused first, so this listener cannot start the flow before the parser is piped in.
-  request.raw.pause()
-  request.raw.on('data', (chunk: Buffer) => ending.push(chunk))
-
+/** A FileForm read whole: the stored file part and the text fields. */
+export async function readFileForm<F>(request: FastifyRequest, handlers: FileFormHandlers<F>): Promise<{ file: F | undefined; fields: Map<string, string> }> {
+  const form = new FileForm(request, handlers.fileField)
   const fields = new Map<string, string>()
   let file: F | undefined
   try {
-    const parts = request.parts()[Symbol.asyncIterator]()
-    for (;;) {
-      const next = await Promise.race([parts.next(), refused])
-      if (next.done) break
-      const part = next.value
-      // busboy gives a part without a name an undefined fieldname.
-      if (typeof part.fieldname !== 'string' || part.fieldname === '') {
-        if (part.type === 'file') part.file.resume()
-        throw new BadRequest('a multipart part has no name: every part needs Content-Disposition: form-data; name="..."')
-      }
-      if (part.type === 'file') {
-        if (part.fieldname !== handlers.fileField) {
-          part.file.resume()
-          throw new BadRequest(`unexpected file part "${part.fieldname}": send the file in the "${handlers.fileField}" part`)
-        }
-        // If a later part is refused while this file streams, the connection is closed after the 400,
-        // which fails the file's stream, and ingest removes what it stored.
-        file = await Promise.race([handlers.onFile(part, fields), refused])
-        continue
-      }
-      if (part.fieldname === handlers.fileField) {
-        throw new BadRequest(`the "${handlers.fileField}" part must be a file (a part with a filename), not a text field`)
-      }
-      if (fields.has(part.fieldname)) throw new BadRequest(`the "${part.fieldname}" field is given more than once`)
-      if (part.valueTruncated) throw new PayloadTooLarge(`the "${part.fieldname}" field is too long`)
-      const value = typeof part.value === 'string' ? part.value : String(part.value)
-      // The same rule as for every other text input (src/http/text-input.ts), which never sees these parts.
-      const nameFault = textFault(part.fieldname)
-      if (nameFault) throw new BadRequest(`a multipart field name ${nameFault}`)
-      const valueFault = textFault(value)
-      if (valueFault) throw new BadRequest(`the "${part.fieldname}" field ${valueFault}`)
-      await handlers.onField?.(part.fieldname, value, fields)
-      fields.set(part.fieldname, value)
+    for await (const part of form.parts()) {
+      if (part.type === 'field') fields.set(part.name, part.value)
+      else file = await form.watch(handlers.onFile({ file: part.stream, filename: part.filename }, fields))
     }
-    // @fastify/multipart ends the parts quietly at "unexpected end of form", so a body cut off after
-    // the file would parse as a shorter, well-formed form; the missing closing boundary tells.
-    if (!ending.seen) throw new BadRequest('malformed multipart/form-data body: it ends before its closing boundary')
     return { file, fields }
   } catch (error) {
-    if (file !== undefined) {
-      // A failed clean-up is logged, not thrown: the client must still hear what was wrong with its form.
-      await handlers.discard(file).catch((cleanupError: unknown) => request.log.error({ err: cleanupError }, 'could not delete the bytes of a failed form'))
-    }
-    throw asClientError(error, request, ending)
+    // A failed clean-up is logged, not thrown: the client must still hear what was wrong with its form.
+    if (file !== undefined) await handlers.discard(file).catch((cleanupError: unknown) => request.log.error({ err: cleanupError }, 'could not delete the bytes of a failed form'))
+    throw error
   }
 }
 
@@ -111,14 +166,14 @@ export async function readFileForm<F>(request: FastifyRequest, handlers: FileFor
  * boundary means the body was cut off or is not multipart. Anything else
  * (storage failing mid-upload) stays a server error.
  */
-function asClientError(error: unknown, request: FastifyRequest, ending: PartWatch): unknown {
+function asClientError(error: unknown, request: FastifyRequest, ending: PartWatch | undefined): unknown {
   if (error instanceof DomainError) return error
   const code = (error as { code?: unknown }).code
   if (code === 'FST_FILES_LIMIT') return new BadRequest('only one file may be sent per request')
   if (typeof code === 'string' && code.startsWith('FST_')) return error
   const raw = request.raw
   const bodyOver = raw.readableEnded || raw.destroyed || raw.aborted
-  if (!ending.seen && bodyOver) return new BadRequest('malformed multipart/form-data body: it was cut off or is not valid multipart')
+  if (ending?.seen === false && bodyOver) return new BadRequest('malformed multipart/form-data body: it was cut off or is not valid multipart')
   return error
 }
 

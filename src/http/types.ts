@@ -7,10 +7,12 @@ import type { Db } from '../db/index.js'
 import type { User } from '../accounts/users-repository.js'
 import type { FileStore } from '../storage/index.js'
 import type { Gate } from '../accounts/gate.js'
+import type { PasswordHasher } from '../accounts/passwords.js'
 import type { AttemptKind, AttemptLimiter } from '../accounts/limiter.js'
 import type { RouteMetrics } from '../stats/metrics.js'
 import type { UpdateCheckCache } from '../update-check/cache.js'
-import type { StatsSnapshot } from '../stats/service.js'
+import type { SnapshotCache } from '../stats/cache.js'
+import type { StatsSnapshotBody } from '../api/stats.js'
 import type { Assets } from '../web/assets.js'
 
 /**
@@ -19,22 +21,31 @@ import type { Assets } from '../web/assets.js'
  */
 export type Access = 'public' | 'gate' | 'user' | 'staff'
 
-export type AuthMethod = 'token' | 'session' | 'gate'
+type AuthMethod = 'token' | 'session' | 'gate'
 
 declare module 'fastify' {
   interface FastifyInstance {
     config: Config
+    /** The time the statistics cache and the sweep measure their windows on: Date.now, or a test's own clock (BuildOptions.clock). */
+    clock(): number
     db: Db
     store: FileStore
     gate: Gate
+    /** Password hashing at the configured cost (PACKS_PASSWORD_HASH_COST); the gate and the account services share it. */
+    passwords: PasswordHasher
     /** Failed-password counts per client: the gate password's and account passwords' (sign-in, password change) apart. */
     attemptLimiters: Record<AttemptKind, AttemptLimiter>
     metrics: RouteMetrics
-    latestCache: UpdateCheckCache
+    /** The update-check's answers (src/update-check/cache.ts), in this process or kept in step through Redis. */
+    updateCheckCache: UpdateCheckCache
     /** The client bundle the pages link to. */
     assets: Assets
     /** The statistics snapshot, built at most once per PACKS_STATS_CACHE window (the API and the staff page share it). */
-    statsSnapshot(): Promise<StatsSnapshot>
+    statsSnapshot(): Promise<StatsSnapshotBody>
+    /** Where the statistics snapshot is kept between builds: this process, or Redis (src/shared-state/plugin.ts). */
+    statsSnapshotCache: SnapshotCache<StatsSnapshotBody>
+    /** Whether an error means the shared state (Redis) cannot answer now: a 503, not a 500. Always false without REDIS_URL. */
+    sharedStateUnavailable(error: unknown): boolean
     /** Set when this start generated the gate password, so the entry point can print it once. */
     generatedMasterPassword: string | null
   }
@@ -43,6 +54,8 @@ declare module 'fastify' {
     authMethod: AuthMethod | null
     /** The raw session token when the caller came in with a session cookie. */
     sessionToken: string | null
+    /** The session's CSRF token (derived when read); null without a session. */
+    csrfToken: string | null
     /** "METHOD /route/pattern" for the statistics; read once, as request.routeOptions builds a new object per read. */
     routeKey: string | null
   }

@@ -27,6 +27,7 @@ import { deleteFileRows } from '../files/repository.js'
 import { deleteUploadRows } from '../uploads/repository.js'
 import { nowIso } from '../db/time.js'
 import type { FileStore, StoredObject } from '../storage/index.js'
+import { formatBytes } from '../web/format.js'
 
 export type FindingKind =
   | 'unfinished-write'
@@ -205,7 +206,7 @@ class Doctor {
         await this.settle({
           kind: 'unreferenced-file',
           subject: file.id,
-          detail: `file row (${humanBytes(file.size)}, created ${file.createdAt}) that no upload, version or pack uses`,
+          detail: `file row (${formatBytes(file.size, 'tenths')}, created ${file.createdAt}) that no upload, version or pack uses`,
           repairable: true,
         }, this.repairAll ? async () => {
           // Row first, then bytes: a crash in between leaves an orphan object, which the next check removes.
@@ -296,7 +297,7 @@ class Doctor {
       await this.settle({
         kind: 'orphan-object',
         subject: orphan.key,
-        detail: `${humanBytes(orphan.size)} stored ${orphan.modifiedAt.toISOString()} with no file row`,
+        detail: `${formatBytes(orphan.size, 'tenths')} stored ${orphan.modifiedAt.toISOString()} with no file row`,
         repairable: true,
       }, repair ? async () => {
         // Checked once more, alone: the batch lookup above may be a moment old.
@@ -315,7 +316,7 @@ class Doctor {
       await this.settle({
         kind: 'missing-bytes',
         subject: file.id,
-        detail: `PUBLISHED file (${humanBytes(file.size)}) of ${published.join(', ')} has no stored bytes: downloads of it fail`,
+        detail: `PUBLISHED file (${formatBytes(file.size, 'tenths')}) of ${published.join(', ')} has no stored bytes: downloads of it fail`,
         repairable: false,
         advice: `restore key ${file.storageKey} from a backup of the store`,
       })
@@ -325,7 +326,7 @@ class Doctor {
     await this.settle({
       kind: 'missing-bytes',
       subject: file.id,
-      detail: `file row (${humanBytes(file.size)}) of ${what} has no stored bytes`,
+      detail: `file row (${formatBytes(file.size, 'tenths')}) of ${what} has no stored bytes`,
       repairable: true,
     }, this.repairAll ? async () => {
       await this.db.transaction().execute(async (trx) => {
@@ -346,7 +347,7 @@ class Doctor {
         this.report.young += 1
         continue
       }
-      const size = write.size === null ? '' : `${humanBytes(write.size)}, `
+      const size = write.size === null ? '' : `${formatBytes(write.size, 'tenths')}, `
       await this.settle({
         kind: 'unfinished-write',
         subject: write.id,
@@ -367,7 +368,7 @@ async function* fileRows(db: Db, after: string): AsyncIterable<FileRowSummary> {
   }
 }
 
-/** Reads one byte (all of an empty file): a missing object rejects with ENOENT, as for files/routes.ts. */
+/** Reads one byte (all of an empty file): a missing object rejects with ENOENT, as for files/service.ts. */
 async function hasBytes(store: FileStore, file: FileRowSummary): Promise<boolean> {
   let stream: Readable
   try {
@@ -409,18 +410,6 @@ export function formatSummary(report: DoctorReport, graceMs: number): string {
 
 function count(n: number, noun: string): string {
   return `${n} ${noun}${n === 1 ? '' : 's'}`
-}
-
-function humanBytes(bytes: number): string {
-  if (bytes < 1024) return `${bytes} bytes`
-  const units = ['KiB', 'MiB', 'GiB', 'TiB']
-  let value = bytes / 1024
-  let unit = 0
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024
-    unit += 1
-  }
-  return `${value.toFixed(1)} ${units[unit]}`
 }
 
 function formatDuration(ms: number): string {

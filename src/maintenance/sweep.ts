@@ -19,6 +19,8 @@ export interface SweeperDeps {
   orphanGraceMs: number
   /** How long one pass may spend walking the store; the next pass continues where it stopped. */
   checkBudgetMs?: number
+  /** The time expiries and the grace are measured on (Date.now; tests pass their own clock). */
+  now?: () => number
   log: {
     info(obj: object, msg: string): void
     warn(obj: object, msg: string): void
@@ -38,7 +40,7 @@ const CHECK_BUDGET_MS = 60_000
 /** Finding lines logged per pass; the summary counts them all. */
 const MAX_LOGGED_FINDINGS = 50
 
-export function startSweeper({ db, store, draftTtlMs, intervalMs, orphanGraceMs, checkBudgetMs = CHECK_BUDGET_MS, log }: SweeperDeps): Sweeper {
+export function startSweeper({ db, store, draftTtlMs, intervalMs, orphanGraceMs, checkBudgetMs = CHECK_BUDGET_MS, now = Date.now, log }: SweeperDeps): Sweeper {
   let running: Promise<void> | undefined
   let stopped = false
   // Where the storage walk continues when a pass ran out of time.
@@ -55,6 +57,8 @@ export function startSweeper({ db, store, draftTtlMs, intervalMs, orphanGraceMs,
     const report = await runDoctor(db, store, {
       repair: 'storage',
       graceMs: orphanGraceMs,
+      now: now(),
+      // The budget is real time spent working, whatever the clock says.
       deadline: Date.now() + checkBudgetMs,
       ...(resumeAfter ? { after: resumeAfter } : {}),
       onFinding,
@@ -70,8 +74,8 @@ export function startSweeper({ db, store, draftTtlMs, intervalMs, orphanGraceMs,
     if (running || stopped) return running ?? Promise.resolve()
     running = (async () => {
       try {
-        const swept = await sweepExpired(db, store, draftTtlMs)
-        const sessions = await deleteExpiredSessions(db, nowIso())
+        const swept = await sweepExpired(db, store, draftTtlMs, now())
+        const sessions = await deleteExpiredSessions(db, nowIso(now()))
         if (swept.uploads || swept.drafts || sessions) log.info({ ...swept, sessions }, 'swept expired uploads, drafts and sessions')
       } catch (error) {
         log.error({ err: error }, 'sweep failed')

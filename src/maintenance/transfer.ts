@@ -15,17 +15,10 @@ import type { Database } from '../db/schema.js'
 import { nowIso } from '../db/time.js'
 import type { FileStore } from '../storage/index.js'
 import { BadRequest, Conflict } from '../errors.js'
+import { deleteAllSettings, firstTableWithRows, insertRows, selectAllRows, TABLES, type Table } from './transfer-repository.js'
 
 export const EXPORT_FORMAT = 'packs-site-export'
 export const EXPORT_VERSION = 1
-
-/** Parents before children, so rows can be inserted in this order with foreign keys on. */
-export const TABLES = [
-  'users', 'api_tokens', 'sessions', 'settings', 'categories', 'tags', 'files',
-  'drafts', 'uploads', 'packs', 'pack_tags', 'pack_media', 'versions',
-] as const satisfies readonly (keyof Database)[]
-
-type Table = (typeof TABLES)[number]
 
 export interface ExportManifest {
   format: typeof EXPORT_FORMAT
@@ -43,7 +36,8 @@ export interface TransferReport {
   bytes: number
 }
 
-const INSERT_BATCH = 200
+/** An export's rows, table by table, as its JSON lines hold them (checked against the manifest's counts). */
+type ExportRows = { [T in Table]: Database[T][] }
 
 function hashing(hash: ReturnType<typeof createHash>, counter: { bytes: number }): Transform {
   return new Transform({
@@ -105,7 +99,7 @@ export async function exportSite(db: Db, store: FileStore, dir: string): Promise
   // One read transaction, so the rows are one consistent picture even while the site is running.
   await db.transaction().execute(async (trx) => {
     for (const table of TABLES) {
-      const all = await trx.selectFrom(table).selectAll().execute()
+      const all = await selectAllRows(trx, table)
       writePrivateFile(path.join(dir, 'tables', `${table}.jsonl`), all.map((row) => JSON.stringify(row)).join('\n') + (all.length ? '\n' : ''))
       manifest.tables[table] = all.length
       rows += all.length
@@ -172,6 +166,28 @@ function checkExportFiles(dir: string, manifest: ExportManifest, files: readonly
   }
 }
 
+/**
+ * Every row that names a file (the foreign keys to files.id) must find it
+ * among the export's files before anything is written: the engine would
+ * refuse the rows only after every file was copied, naming no file.
+ */
+function checkFileReferences(dir: string, rows: ExportRows): void {
+  const files = new Set(rows.files.map((file) => file.id))
+  const packs = new Map(rows.packs.map((pack) => [pack.id, `${pack.namespace}:${pack.pack_id}`]))
+  const pack = (id: string) => packs.get(id) ?? `pack ${id}`
+  const references: [fileId: string | null, user: string][] = [
+    ...rows.versions.map((v): [string, string] => [v.file_id, `version ${v.name} of ${pack(v.pack_id)}`]),
+    ...rows.packs.map((p): [string | null, string] => [p.thumbnail_file_id, `the thumbnail of ${pack(p.id)}`]),
+    ...rows.pack_media.map((m): [string, string] => [m.file_id, `a gallery item of ${pack(m.pack_id)}`]),
+    ...rows.uploads.map((u): [string, string] => [u.file_id, `pending upload ${u.id}`]),
+  ]
+  for (const [fileId, user] of references) {
+    if (fileId !== null && !files.has(fileId)) {
+      throw new BadRequest(`${dir} lacks file ${fileId}, which ${user} uses: the export is incomplete, nothing was imported`)
+    }
+  }
+}
+
 /** Unfinished writes an interrupted run of this import left for its own keys (each key is a file id of the export). */
 async function discardEarlierAttempt(store: FileStore, keys: ReadonlySet<string>): Promise<void> {
   for await (const write of store.listUnfinished()) {
@@ -194,19 +210,18 @@ async function discardEarlierAttempt(store: FileStore, keys: ReadonlySet<string>
  */
 export async function importSite(db: Db, store: FileStore, dir: string): Promise<TransferReport> {
   const manifest = readManifest(dir)
-  for (const table of ['users', 'files', 'packs'] as const) {
-    const row = await db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
-    if (Number(row.n) > 0) throw new Conflict(`the target site is not empty (${table} has rows); import into a new database and store`)
-  }
-  const tables = Object.fromEntries(TABLES.map((table) => [table, readRows(dir, table)])) as Record<Table, Record<string, unknown>[]>
+  const occupied = await firstTableWithRows(db, ['users', 'files', 'packs'])
+  if (occupied) throw new Conflict(`the target site is not empty (${occupied} has rows); import into a new database and store`)
+  const tables = Object.fromEntries(TABLES.map((table) => [table, readRows(dir, table)])) as unknown as ExportRows
   for (const table of TABLES) {
     if (tables[table].length !== manifest.tables[table]) {
       throw new BadRequest(`${table}.jsonl has ${tables[table].length} rows but the manifest says ${manifest.tables[table]}`)
     }
   }
 
-  const files = tables.files as { id: string; storage_key: string }[]
+  const files = tables.files
   checkExportFiles(dir, manifest, files)
+  checkFileReferences(dir, tables)
 
   let bytes = 0
   const written: string[] = []
@@ -230,14 +245,8 @@ export async function importSite(db: Db, store: FileStore, dir: string): Promise
     await db.transaction().execute(async (trx) => {
       // A target that was started once holds its own site secret (and perhaps a generated gate
       // password); the exported site's replace them, so its cookies and passwords keep working.
-      await trx.deleteFrom('settings').execute()
-      for (const table of TABLES) {
-        const rows = tables[table]
-        for (let i = 0; i < rows.length; i += INSERT_BATCH) {
-          // Rows come from our own export of the same schema version; the engine checks every constraint.
-          await trx.insertInto(table).values(rows.slice(i, i + INSERT_BATCH) as never).execute()
-        }
-      }
+      await deleteAllSettings(trx)
+      for (const table of TABLES) await insertRows(trx, table, tables[table])
       // Gone with the deleted settings already, unless the export itself carried one.
       await clearImportMarker(trx)
     })

@@ -4,6 +4,7 @@
 import { sql, type ExpressionBuilder } from 'kysely'
 import type { Db } from '../db/index.js'
 import type { Database, PacksTable, VersionsTable } from '../db/schema.js'
+import { escapeLike, lowerNameChunks } from './tags-repository.js'
 
 export type PackRow = PacksTable
 export type VersionRow = VersionsTable
@@ -61,17 +62,6 @@ export interface PackSummaryRecord extends PackRecord {
   latest: VersionRecord
 }
 
-/** What the update-check answers, from one query. */
-export interface LatestRecord {
-  namespace: string
-  packId: string
-  title: string
-  version: string
-  packFormat: number | null
-  fileId: string
-  createdAt: string
-}
-
 export interface PackFilter {
   /** Part of the title, matched case-insensitively. */
   q?: string | undefined
@@ -98,34 +88,6 @@ export async function findOwnedPackId(db: Db, ownerId: string, namespace: string
     .where('owner_id', '=', ownerId)
     .executeTakeFirst()
   return row?.id
-}
-
-/**
- * The newest version of a pack (by publication time) with the pack's title:
- * the in-game update-check. One query: the unique (namespace, pack_id) index
- * finds the pack, versions_pack_created gives its newest version.
- */
-export async function findLatestVersion(db: Db, namespace: string, packId: string): Promise<LatestRecord | undefined> {
-  const row = await db
-    .selectFrom('packs')
-    .innerJoin('versions', 'versions.pack_id', 'packs.id')
-    .select([
-      'packs.namespace', 'packs.pack_id', 'packs.title', 'versions.name', 'versions.pack_format', 'versions.file_id', 'versions.created_at',
-    ])
-    .where('packs.namespace', '=', namespace)
-    .where('packs.pack_id', '=', packId)
-    .orderBy('versions.created_at', 'desc')
-    .limit(1)
-    .executeTakeFirst()
-  return row && {
-    namespace: row.namespace,
-    packId: row.pack_id,
-    title: row.title,
-    version: row.name,
-    packFormat: row.pack_format,
-    fileId: row.file_id,
-    createdAt: row.created_at,
-  }
 }
 
 function selectPackBase(db: Db) {
@@ -211,16 +173,12 @@ async function tagsOfPacks(db: Db, packIds: readonly string[]): Promise<Map<stri
   return byPack
 }
 
-/** `%` and `_` are wildcards in LIKE; a search for "50%" means the text "50%". */
-export function likeContains(text: string): string {
-  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
-}
-
 function applyFilter(eb: ExpressionBuilder<Database, 'packs'>, filter: PackFilter) {
   const conditions = []
   if (filter.q) {
-    // lower() on both sides: LIKE is case-insensitive on SQLite but not on PostgreSQL.
-    conditions.push(sql<boolean>`lower(${eb.ref('packs.title')}) like ${likeContains(filter.q.toLowerCase())} escape '\\'`)
+    // lower() on both sides: LIKE is case-insensitive on SQLite but not on PostgreSQL. `%` and `_` in the
+    // search are plain characters: a search for "50%" means the text "50%".
+    conditions.push(sql<boolean>`lower(${eb.ref('packs.title')}) like ${`%${escapeLike(filter.q.toLowerCase())}%`} escape '\\'`)
   }
   if (filter.tag) {
     conditions.push(eb.exists(
@@ -292,9 +250,11 @@ export async function findCategoryIdByKey(db: Db, key: string): Promise<string |
 
 /** Ids of the existing tags among `names` (case-insensitive); unknown names are left out. */
 export async function findTagIdsByNames(db: Db, names: readonly string[]): Promise<string[]> {
-  const lower = [...new Set(names.map((n) => n.trim().toLowerCase()).filter((n) => n !== ''))]
-  if (lower.length === 0) return []
-  return (await db.selectFrom('tags').select('id').where('name_lower', 'in', lower).execute()).map((r) => r.id)
+  const ids: string[] = []
+  for (const lower of lowerNameChunks(names.map((n) => n.trim()))) {
+    for (const row of await db.selectFrom('tags').select('id').where('name_lower', 'in', lower).execute()) ids.push(row.id)
+  }
+  return ids
 }
 
 export async function versionNameTaken(db: Db, packRowId: string, name: string): Promise<boolean> {

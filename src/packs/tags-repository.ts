@@ -112,13 +112,37 @@ export async function mostUsedTags(db: Db, limit: number): Promise<TagUsageRow[]
   return rows.map((r) => ({ name: r.name, category: r.key, categoryName: r.category_name, color: r.color, uses: Number(r.uses) }))
 }
 
+/**
+ * The existing tags among `names` with their categories (for chips' colors),
+ * matched case-insensitively, one query for up to NAMES_PER_QUERY names;
+ * unknown names are left out.
+ */
+export async function findTagsWithCategory(db: Db, names: readonly string[]): Promise<TagSuggestionRow[]> {
+  const found: TagSuggestionRow[] = []
+  for (const lower of lowerNameChunks(names)) {
+    const rows = await db
+      .selectFrom('tags')
+      .innerJoin('categories', 'categories.id', 'tags.category_id')
+      .select(['tags.name', 'categories.key', 'categories.name as category_name', 'categories.color'])
+      .where('tags.name_lower', 'in', lower)
+      .execute()
+    for (const r of rows) found.push({ name: r.name, category: r.key, categoryName: r.category_name, color: r.color })
+  }
+  return found
+}
+
+/** Names in a draft are the client's: a few hundred per IN list keeps any count under both engines' bound on parameters. */
+const NAMES_PER_QUERY = 500
+
+/** `names` in lower case, without empty ones or repeats, in lists of at most NAMES_PER_QUERY. */
+export function lowerNameChunks(names: readonly string[]): string[][] {
+  const lower = [...new Set(names.map((n) => n.toLowerCase()).filter((n) => n !== ''))]
+  const chunks: string[][] = []
+  for (let i = 0; i < lower.length; i += NAMES_PER_QUERY) chunks.push(lower.slice(i, i + NAMES_PER_QUERY))
+  return chunks
+}
+
 /** One tag with its category (for a chip's color), by name, case-insensitively. */
 export async function findTagWithCategory(db: Db, name: string): Promise<TagSuggestionRow | undefined> {
-  const row = await db
-    .selectFrom('tags')
-    .innerJoin('categories', 'categories.id', 'tags.category_id')
-    .select(['tags.name', 'categories.key', 'categories.name as category_name', 'categories.color'])
-    .where('tags.name_lower', '=', name.toLowerCase())
-    .executeTakeFirst()
-  return row && { name: row.name, category: row.key, categoryName: row.category_name, color: row.color }
+  return (await findTagsWithCategory(db, [name]))[0]
 }

@@ -1,19 +1,22 @@
-// Account pages: sign up (CONTRACT §1 usernames) and change password. Sign-in
-// and sign-out live with the gate in src/accounts/gate-routes.ts; sign-up starts its
-// session the same way (startBrowserSession).
-import { Type } from 'typebox'
-import { MIN_PASSWORD_LENGTH, changePassword, checkCurrentPassword, checkNewPassword, createUser } from '../accounts/service.js'
+// Account pages: sign in and out, sign up (CONTRACT §1 usernames, §3 sessions)
+// and change password. Forms that work without scripts; sign-in and sign-out
+// also answer JSON to a script that posts JSON.
 import type { FastifyRequest } from 'fastify'
-import { checkPasswordAttempt, csrfTokenFor } from '../accounts/auth.js'
-import { BadRequest, Conflict } from '../errors.js'
+import { Type } from 'typebox'
+import { endBrowserSession, startBrowserSession } from '../accounts/cookies.js'
+import { csrfTokenFor } from '../accounts/csrf.js'
+import { signIn } from '../accounts/sessions-service.js'
 import { validateUsername } from '../accounts/usernames.js'
-import { sendPage } from './context.js'
+import { MIN_PASSWORD_LENGTH, changeOwnPassword, checkNewPassword, createUser } from '../accounts/users-service.js'
+import { BadRequest, Conflict } from '../errors.js'
 import type { App } from '../http/types.js'
 import { safeNext } from '../http/urls.js'
 import { html, type SafeHtml } from '../web/html.js'
 import { alertLine } from '../web/layout.js'
-import { formFailure, startBrowserSession } from '../accounts/gate-routes.js'
+import { sendPage } from '../web/respond.js'
+import { formFailure, wantsJson } from './forms.js'
 
+const LoginForm = Type.Object({ username: Type.String(), password: Type.String(), next: Type.Optional(Type.String()) })
 // Fields are optional in the schema so a hand-made or truncated post gets the
 // form back with a message instead of a bare validation error.
 const SignupForm = Type.Object({
@@ -35,6 +38,33 @@ const USERNAME_HINT = '1–32 characters: letters, digits, "_", "." or "-". Not 
 const PASSWORD_HINT = `At least ${MIN_PASSWORD_LENGTH} characters.`
 
 export default async function accountPages(app: App): Promise<void> {
+  app.get('/login/', { schema: { hide: true, querystring: NextQuery } }, async (request, reply) => {
+    return sendPage(app, request, reply, { title: 'Sign in', body: loginForm(safeNext(request.query.next)), narrow: true })
+  })
+
+  app.post('/login/', { config: { csrfExempt: true }, schema: { hide: true, body: LoginForm } }, async (request, reply) => {
+    const { username, password } = request.body
+    const next = safeNext(request.body.next)
+    let user
+    try {
+      user = await signIn(app, request.ip, username, password)
+    } catch (error) {
+      if (wantsJson(request)) throw error
+      return formFailure(app, request, reply, error, 'Sign in', (message) => loginForm(next, message, username))
+    }
+    const session = await startBrowserSession(app, reply, user.id)
+    if (wantsJson(request)) {
+      return reply.send({ username: user.username, csrf_token: csrfTokenFor(app.gate.siteSecret, session.token) })
+    }
+    return reply.redirect(next, 303)
+  })
+
+  app.post('/logout/', { schema: { hide: true } }, async (request, reply) => {
+    await endBrowserSession(app, reply, request.sessionToken)
+    if (wantsJson(request)) return reply.send({ success: true })
+    return reply.redirect('/login/', 303)
+  })
+
   app.get('/signup/', { schema: { hide: true, querystring: NextQuery } }, async (request, reply) => {
     const next = safeNext(request.query.next)
     if (request.user) return reply.redirect('/', 303)
@@ -55,7 +85,7 @@ export default async function accountPages(app: App): Promise<void> {
       checkNewPassword(password)
       if (password !== (request.body.password_repeat ?? '')) throw new BadRequest('the two passwords do not match')
       try {
-        user = await createUser(app.db, username, password)
+        user = await createUser(app.db, app.passwords, username, password)
       } catch (error) {
         throw error instanceof Conflict ? new Conflict('that username is taken') : error
       }
@@ -68,23 +98,19 @@ export default async function accountPages(app: App): Promise<void> {
 
   app.get('/settings/password/', { config: { access: 'user' }, schema: { hide: true, querystring: DoneQuery } }, async (request, reply) => {
     const notice = request.query.changed === '1' ? 'Password changed.' : undefined
-    return sendPage(app, request, reply, { title: 'Change password', body: passwordForm(csrfOf(app, request), undefined, notice), narrow: true })
+    return sendPage(app, request, reply, { title: 'Change password', body: passwordForm(csrfOf(request), undefined, notice), narrow: true })
   })
 
   // CSRF: checked by the auth plugin's preHandler (the hidden csrf_token field).
   app.post('/settings/password/', { config: { access: 'user' }, schema: { hide: true, body: PasswordForm } }, async (request, reply) => {
-    const user = request.user!
     const current = request.body.current_password ?? ''
     const next = request.body.new_password ?? ''
     try {
       checkNewPassword(next)
       if (next !== (request.body.new_password_repeat ?? '')) throw new BadRequest('the two new passwords do not match')
-      // A wrong current password counts as a failed attempt: a stolen session must not become a password oracle.
-      await checkPasswordAttempt(app, 'login', request.ip, () => checkCurrentPassword(app.db, user.id, current), 'the current password is wrong')
-      // Hashing the new one may be refused when the server is busy: the form says so.
-      await changePassword(app.db, user.id, next, request.sessionToken)
+      await changeOwnPassword(app, request.ip, request.user!.id, current, next, request.sessionToken)
     } catch (error) {
-      return formFailure(app, request, reply, error, 'Change password', (message) => passwordForm(csrfOf(app, request), message))
+      return formFailure(app, request, reply, error, 'Change password', (message) => passwordForm(csrfOf(request), message))
     }
     // Post/redirect/get: a reload does not post the form again.
     return reply.redirect('/settings/password/?changed=1', 303)
@@ -92,8 +118,17 @@ export default async function accountPages(app: App): Promise<void> {
 }
 
 /** The session's CSRF token for the form's hidden field ('' for a token-authenticated caller, who needs none). */
-function csrfOf(app: App, request: FastifyRequest): string {
-  return request.sessionToken ? csrfTokenFor(app.gate.siteSecret, request.sessionToken) : ''
+function csrfOf(request: FastifyRequest): string {
+  return request.csrfToken ?? ''
+}
+
+function loginForm(next: string, message?: string, username = ''): SafeHtml {
+  return html`<h1>Sign in</h1>${alertLine(message)}
+<form method="post" action="/login/" class="card"><input type="hidden" name="next" value="${next}">
+<label for="username">Username</label><input id="username" name="username" autocomplete="username" value="${username}" required autofocus>
+<label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
+<div class="actions"><button type="submit">Sign in</button></div></form>
+<p>No account yet? <a href="/signup/?next=${encodeURIComponent(next)}">Sign up</a></p>`
 }
 
 function signupForm(next: string, message?: string, username = ''): SafeHtml {

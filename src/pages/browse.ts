@@ -2,17 +2,17 @@
 // search and tag / category filters as colored chips. Everything is a plain
 // link or a GET form, so it works without scripts and every state has a URL.
 import { Type } from 'typebox'
+import { PACKS_PER_PAGE } from '../api/constants.js'
 import { listPacks, type PackFilter, type PackSummaryRecord } from '../packs/repository.js'
 import { findTagWithCategory, listCategories, mostUsedTags, type TagSuggestionRow } from '../packs/tags-repository.js'
 import { BadRequest, NotFound } from '../errors.js'
-import { sendPage } from './context.js'
+import { sendPage } from '../web/respond.js'
 import type { App } from '../http/types.js'
 import { fileUrl } from '../http/urls.js'
 import { html, type SafeHtml } from '../web/html.js'
 import { timeTag } from '../web/format.js'
 import { browseHref, chipLink, packFormatText, packHref, thumbnail } from '../web/packs.js'
 
-const PAGE_SIZE = 20
 /** How many of the most used tags are offered as filter chips. */
 const FILTER_TAGS = 24
 const MAX_SEARCH_LENGTH = 200
@@ -59,12 +59,12 @@ export default async function browsePages(app: App): Promise<void> {
     const state = parseBrowseQuery(request.query)
     const filter: PackFilter = { q: state.q || undefined, tag: state.tag || undefined, category: state.category || undefined }
     const [{ items, total }, categories, popular, activeTag] = await Promise.all([
-      listPacks(app.db, filter, { limit: PAGE_SIZE, offset: (state.page - 1) * PAGE_SIZE }),
+      listPacks(app.db, filter, { limit: PACKS_PER_PAGE, offset: (state.page - 1) * PACKS_PER_PAGE }),
       listCategories(app.db),
       mostUsedTags(app.db, FILTER_TAGS),
       state.tag ? findTagWithCategory(app.db, state.tag) : Promise.resolve(undefined),
     ])
-    const pages = Math.max(1, Math.ceil(total / PAGE_SIZE))
+    const pages = Math.max(1, Math.ceil(total / PACKS_PER_PAGE))
     if (state.page > pages) {
       throw new NotFound(`there is no page ${state.page} of these packs; the last one is page ${pages}`)
     }

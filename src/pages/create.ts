@@ -4,34 +4,27 @@
 // uploads, tag autocomplete and publishing on the JSON API.
 import { randomUUID } from 'node:crypto'
 import { Type } from 'typebox'
-import type { UploadKind } from '../config/index.js'
-import { findDraftOwnerId, findOwnedDraft, listOwnDrafts, type DraftSummary } from '../drafts/repository.js'
-import { findTagByName, listCategories, type CategoryRow } from '../packs/tags-repository.js'
+import type { UploadKind } from '../api/constants.js'
+import { findDraftOwnerId, findOwnedDraft } from '../drafts/repository.js'
+import { listDrafts, type DraftSummary } from '../drafts/service.js'
+import { readDraftFields, type DraftFields } from '../drafts/data.js'
+import { findTagsWithCategory, listCategories, type CategoryRow } from '../packs/tags-repository.js'
 import { listDraftUploads } from '../uploads/repository.js'
 import { NotFound } from '../errors.js'
 import { describeAllowed } from '../uploads/filetypes.js'
-import { formatBytes } from '../uploads/ingest.js'
-import { MAX_TITLE_LENGTH, MAX_VERSION_NAME_LENGTH } from '../packs/publishing.js'
-import { sendPage } from './context.js'
+import { formatBytes } from '../web/format.js'
+import { MAX_TITLE_LENGTH, MAX_VERSION_NAME_LENGTH } from '../packs/service.js'
+import { sendPage } from '../web/respond.js'
 import type { App } from '../http/types.js'
-import { isUuid } from '../api/common.js'
-import { toTempUpload, type TempUploadBody } from '../api/uploads.js'
+import { isUuid } from '../api/constants.js'
+import type { TempUploadBody } from '../api/uploads.js'
+import { toTempUpload } from '../uploads/mapper.js'
 import { html, type SafeHtml } from '../web/html.js'
 
 const DraftParams = Type.Object({ draft: Type.String() })
 
 /** What the form shows: the draft's saved members, each as text (anything else in the saved data is ignored). */
-interface FormValues {
-  title: string
-  summary: string
-  category: string
-  description: string
-  tags: string[]
-  version_name: string
-  changelog: string
-  /** The client's edit counter saved with the data (see the client's autosave); 0 when none. */
-  revision: number
-}
+type FormValues = DraftFields
 
 interface ChipTag {
   name: string
@@ -54,10 +47,10 @@ export default async function createPages(app: App): Promise<void> {
     // Someone else's draft looks like any missing page: nothing about it is shown.
     if (ownerId !== undefined && ownerId !== user.id) throw new NotFound('not found')
     const draft = ownerId === undefined ? undefined : await findOwnedDraft(app.db, user.id, draftId)
-    const values = formValues(draft ? parseData(draft.data) : {})
+    const values = readDraftFields(draft?.data ?? '{}')
     const uploads = draft ? (await listDraftUploads(app.db, user.id, draftId)).map((u) => toTempUpload(app.config, u)) : []
     const categories = await listCategories(app.db)
-    const tags = await chipTags(app, values.tags, categories)
+    const tags = await chipTags(app, values.tags)
     const body = createForm({
       draftId, values, tags, categories, uploads, savedAt: draft?.updated_at ?? null, limits: app.config.uploadLimits,
     })
@@ -65,45 +58,18 @@ export default async function createPages(app: App): Promise<void> {
   })
 
   app.get('/drafts/', { config: { access: 'user' }, schema: { hide: true } }, async (request, reply) => {
-    const drafts = await listOwnDrafts(app.db, request.user!.id)
+    const drafts = await listDrafts(app.db, request.user!.id)
     return sendPage(app, request, reply, { title: 'My drafts', body: draftsList(drafts), scripts: ['drafts'] })
   })
 }
 
-function parseData(text: string): Record<string, unknown> {
-  try {
-    const parsed: unknown = JSON.parse(text)
-    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {}
-  } catch {
-    return {}
-  }
-}
-
-function formValues(data: Record<string, unknown>): FormValues {
-  const text = (name: string) => (typeof data[name] === 'string' ? (data[name] as string) : '')
-  const tags = Array.isArray(data.tags) ? data.tags.filter((t): t is string => typeof t === 'string') : []
-  const revision = typeof data.revision === 'number' && Number.isFinite(data.revision) ? data.revision : 0
-  return {
-    title: text('title'),
-    summary: text('summary'),
-    category: text('category'),
-    description: text('description'),
-    tags: [...new Set(tags)],
-    version_name: text('version_name'),
-    changelog: text('changelog'),
-    revision,
-  }
-}
-
-/** Each saved tag name with its category's key, for the chip's color. */
-async function chipTags(app: App, names: string[], categories: CategoryRow[]): Promise<ChipTag[]> {
-  const keyById = new Map(categories.map((c) => [c.id, c.key]))
-  const chips: ChipTag[] = []
-  for (const name of names) {
-    const tag = await findTagByName(app.db, name)
-    chips.push({ name: tag?.name ?? name, category: tag ? (keyById.get(tag.category_id) ?? null) : null })
-  }
-  return chips
+/** Each saved tag name with its category's key, for the chip's color; one query for all of them. */
+async function chipTags(app: App, names: string[]): Promise<ChipTag[]> {
+  const known = new Map((await findTagsWithCategory(app.db, names)).map((tag) => [tag.name.toLowerCase(), tag]))
+  return names.map((name) => {
+    const tag = known.get(name.toLowerCase())
+    return { name: tag?.name ?? name, category: tag?.category ?? null }
+  })
 }
 
 interface CreateFormInput {
@@ -146,9 +112,9 @@ ${field('description', 'Description', html`<textarea id="description" name="desc
 
 <section class="card" aria-labelledby="images-heading">
 <h2 id="images-heading">Images and video</h2>
-${uploadField('thumbnail', 'Thumbnail', input, `${describeAllowed('thumbnail')}, at most ${formatBytes(input.limits.thumbnail)}. Uploading a new thumbnail replaces the current one.`,
+${uploadField('thumbnail', 'Thumbnail', input, `${describeAllowed('thumbnail')}, at most ${formatBytes(input.limits.thumbnail, 'exact')}. Uploading a new thumbnail replaces the current one.`,
     'image/png,image/jpeg,image/gif,image/webp', false)}
-${uploadField('media', 'Media', input, `Screenshots and videos: ${describeAllowed('media')}, at most ${formatBytes(input.limits.media)} each. You can choose several files.`,
+${uploadField('media', 'Media', input, `Screenshots and videos: ${describeAllowed('media')}, at most ${formatBytes(input.limits.media, 'exact')} each. You can choose several files.`,
     'image/png,image/jpeg,image/gif,image/webp,video/mp4,video/webm', true)}
 </section>
 
@@ -156,7 +122,7 @@ ${uploadField('media', 'Media', input, `Screenshots and videos: ${describeAllowe
 <h2 id="version-heading">First version</h2>
 ${field('version_name', 'Version name', html`<input id="version_name" name="version_name" type="text" maxlength="${MAX_VERSION_NAME_LENGTH}" autocomplete="off" value="${values.version_name}" aria-describedby="version_name-hint version_name-error">`,
     'For example 1.0.0.')}
-${uploadField('version', 'Version archive (ZIP)', input, `The pack as a ZIP archive with pack.mcmeta at its root, at most ${formatBytes(input.limits.version)}. Uploading a new archive replaces the current one.`,
+${uploadField('version', 'Version archive (ZIP)', input, `The pack as a ZIP archive with pack.mcmeta at its root, at most ${formatBytes(input.limits.version, 'exact')}. Uploading a new archive replaces the current one.`,
     '.zip,application/zip', false)}
 ${field('changelog', 'Changelog', html`<textarea id="changelog" name="changelog" rows="5" aria-describedby="changelog-hint changelog-error">${values.changelog}</textarea>`,
     'What is new in this version.')}

@@ -5,14 +5,13 @@
 import { Type } from 'typebox'
 import { loadPackDetail, type MediaRef, type PackDetail, type VersionRecord } from '../packs/repository.js'
 import { NotFound } from '../errors.js'
-import { formatBytes } from '../uploads/ingest.js'
 import { renderDescription } from '../web/markdown.js'
-import { MAX_VERSION_NAME_LENGTH } from '../packs/publishing.js'
-import { sendPage } from './context.js'
+import { MAX_VERSION_NAME_LENGTH } from '../packs/service.js'
+import { sendPage } from '../web/respond.js'
 import type { App } from '../http/types.js'
 import { downloadUrl, fileUrl } from '../http/urls.js'
 import { html, trusted, type SafeHtml } from '../web/html.js'
-import { timeTag } from '../web/format.js'
+import { formatBytes, timeTag } from '../web/format.js'
 import { browseHref, chipLink, packFormatText, thumbnail } from '../web/packs.js'
 
 const PackPageParams = Type.Object({ namespace: Type.String(), pack_id: Type.String() })
@@ -117,7 +116,7 @@ function newVersionForm(view: PackView): SafeHtml {
 <h3 id="new-version-heading">New version</h3>
 <label for="nv-file">Version archive (ZIP)</label>
 <input type="file" id="nv-file" name="file" accept=".zip,application/zip" required aria-describedby="nv-file-hint">
-<span class="hint" id="nv-file-hint">A .zip file of at most ${formatBytes(view.versionLimit)}. Its pack.mcmeta gives the pack_format.</span>
+<span class="hint" id="nv-file-hint">A .zip file of at most ${formatBytes(view.versionLimit, 'exact')}. Its pack.mcmeta gives the pack_format.</span>
 <label for="nv-name">Version name</label>
 <input type="text" id="nv-name" name="version_name" required maxlength="${MAX_VERSION_NAME_LENGTH}" autocomplete="off" aria-describedby="nv-name-hint">
 <span class="hint" id="nv-name-hint">Unique within this pack, for example 1.2.0.</span>

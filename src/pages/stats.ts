@@ -2,8 +2,8 @@
 // snapshot, app.statsSnapshot()) made readable: headline numbers, database
 // counts, per-route latency table, and charts of the busiest routes.
 // Non-staff get the 403 page from the auth hook (access 'staff').
-import type { StatsSnapshot } from '../stats/service.js'
-import { sendPage } from './context.js'
+import type { StatsSnapshotBody } from '../api/stats.js'
+import { sendPage } from '../web/respond.js'
 import type { App } from '../http/types.js'
 import { barChart } from '../web/charts.js'
 import { formatBytes, formatCount, formatDuration, formatMiB, formatMs, timeTag } from '../web/format.js'
@@ -19,7 +19,7 @@ export default async function statsPages(app: App): Promise<void> {
   })
 }
 
-export function statsBody(s: StatsSnapshot): SafeHtml {
+function statsBody(s: StatsSnapshotBody): SafeHtml {
   const cpuMs = s.process.cpu.user_ms + s.process.cpu.system_ms
   const cpuShare = s.uptime_seconds > 0 ? (cpuMs / 1000 / s.uptime_seconds) * 100 : 0
   const routes = s.requests.routes

@@ -3,17 +3,17 @@
 // through /api/tokens/ (src/accounts/token-routes.ts) and updates the page in place.
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
-import { TOKEN_NAME_MAX, issueApiToken, listApiTokens, revokeApiToken, type ListedApiToken } from '../accounts/service.js'
-import { csrfTokenFor } from '../accounts/auth.js'
+import { TOKEN_NAME_MAX } from '../api/constants.js'
+import { issueApiToken, listApiTokens, revokeApiToken, type ListedApiToken } from '../accounts/tokens-service.js'
 import { BadRequest, DomainError, Forbidden } from '../errors.js'
-import { sendPage } from './context.js'
+import { sendPage } from '../web/respond.js'
 import type { App } from '../http/types.js'
 import { timeTag } from '../web/format.js'
 import { html, type SafeHtml } from '../web/html.js'
 import { alertLine } from '../web/layout.js'
 
 /** The lifetimes offered in the form, in days; '' is "never". */
-export const EXPIRY_CHOICES = [7, 30, 90, 365] as const
+const EXPIRY_CHOICES = [7, 30, 90, 365] as const
 const DEFAULT_EXPIRY_DAYS = 90
 
 const CreateForm = Type.Object({
@@ -75,7 +75,7 @@ async function renderTokensPage(
   app: App, request: FastifyRequest, reply: Parameters<typeof sendPage>[2], state: PageState, status = 200,
 ) {
   const tokens = await listApiTokens(app.db, request.user!.id)
-  const csrf = request.sessionToken ? csrfTokenFor(app.gate.siteSecret, request.sessionToken) : ''
+  const csrf = request.csrfToken ?? ''
   const body = html`<h1>API tokens</h1>
 <p class="lead">A token lets a script or tool use the API as <strong>${request.user!.username}</strong>. Send it in the header
 <code>Authorization: Bearer ${request.user!.username} &lt;token&gt;</code>. Tokens are made only on this page, by someone signed in with the password; a token cannot make new tokens.</p>
@@ -126,7 +126,7 @@ function newTokenPanel(created: NewToken | undefined): SafeHtml {
 </section>`
 }
 
-export function tokenRow(token: ListedApiToken, csrf: string): SafeHtml {
+function tokenRow(token: ListedApiToken, csrf: string): SafeHtml {
   return html`<tr data-token-id="${token.id}">
 <td class="token-name">${token.name}</td>
 <td data-label="Created">${timeTag(token.created_at, true)}</td>

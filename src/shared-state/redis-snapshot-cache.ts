@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { KEY_PREFIX, type RedisClient } from './redis.js'
-import type { SnapshotCache } from '../stats/service.js'
+import type { SnapshotCache } from '../stats/cache.js'
 
 /** Longest a build may hold the lock; the counts scan whole tables, so this is generous. */
 const LOCK_MS = 10_000
@@ -36,6 +36,8 @@ export class RedisSnapshotCache<T> implements SnapshotCache<T> {
     private readonly redis: RedisClient,
     private readonly ttlMs: number,
     name = 'stats',
+    /** Where a build's window starts and how long it took (tests pass their own clock). */
+    private readonly clock: () => number = Date.now,
   ) {
     this.key = `${KEY_PREFIX}${name}:snapshot`
     this.lockKey = `${KEY_PREFIX}${name}:building`
@@ -77,9 +79,9 @@ export class RedisSnapshotCache<T> implements SnapshotCache<T> {
 
   private async buildAndStore(build: () => Promise<T>): Promise<T> {
     // The window starts when the data is read, so a snapshot is never older than ttlMs.
-    const startedAt = Date.now()
+    const startedAt = this.clock()
     const value = await build()
-    const remaining = startedAt + this.ttlMs - Date.now()
+    const remaining = startedAt + this.ttlMs - this.clock()
     if (remaining > 0) await this.redis.set(this.key, JSON.stringify(value), { expiration: { type: 'PX', value: remaining } })
     return value
   }

@@ -1,6 +1,6 @@
 // The update-check cache when instances share Redis (REDIS_URL). Answers stay
-// in each process (LatestCache: no body crosses the network), and Redis holds
-// one stamp per pack that every change replaces. Each update-check reads its
+// in each process (MemoryUpdateCheckCache: no body crosses the network), and
+// Redis holds one stamp per pack that every change replaces. Each update-check reads its
 // pack's stamp (HGET: one small round trip, pipelined with the others under
 // load) and drops the local answer when the stamp is not the one it was cached
 // under. The publishing instance writes the new stamp before it answers, so
@@ -15,8 +15,10 @@
 // hand out a value an instance has already seen for an older answer.
 import { randomUUID } from 'node:crypto'
 import { KEY_PREFIX, type RedisClient } from './redis.js'
-import { LatestCache, type CacheUsage, type LatestAnswer, type LatestCacheLimits, type UpdateCheckCache } from '../update-check/cache.js'
+import { MemoryUpdateCheckCache, type CacheUsage, type UpdateCheckAnswer, type UpdateCheckCacheLimits, type UpdateCheckCache } from '../update-check/cache.js'
 
+// The key keeps the name it had before the update-check had its own module: instances of the older
+// release share it while a rolling upgrade runs.
 const STAMPS = `${KEY_PREFIX}latest:stamps`
 /**
  * Packs whose stamp this instance remembers; past it the oldest is forgotten
@@ -26,8 +28,8 @@ const MAX_STAMPS = 10_000
 /** A pack no instance has changed yet has no stamp; it compares as this. */
 const NO_STAMP = ''
 
-export class RedisLatestCache implements UpdateCheckCache {
-  private readonly local: LatestCache
+export class RedisUpdateCheckCache implements UpdateCheckCache {
+  private readonly local: MemoryUpdateCheckCache
   /** packKey -> the pack's stamp when this instance last checked it, oldest first. */
   private readonly seen = new Map<string, string>()
 
@@ -38,12 +40,12 @@ export class RedisLatestCache implements UpdateCheckCache {
    */
   private readonly unwritten = new Set<string>()
 
-  constructor(private readonly redis: RedisClient, limits: Partial<LatestCacheLimits> = {}) {
-    this.local = new LatestCache(limits)
+  constructor(private readonly redis: RedisClient, limits: Partial<UpdateCheckCacheLimits> = {}) {
+    this.local = new MemoryUpdateCheckCache(limits)
     redis.on('ready', () => { void this.writeUnwritten() })
   }
 
-  get(packKey: string, origin: string): LatestAnswer | undefined {
+  get(packKey: string, origin: string): UpdateCheckAnswer | undefined {
     return this.local.get(packKey, origin)
   }
 
@@ -51,7 +53,7 @@ export class RedisLatestCache implements UpdateCheckCache {
     return this.local.currentGeneration()
   }
 
-  set(packKey: string, origin: string, answer: LatestAnswer, readAtGeneration: number): void {
+  set(packKey: string, origin: string, answer: UpdateCheckAnswer, readAtGeneration: number): void {
     this.local.set(packKey, origin, answer, readAtGeneration)
   }
 

@@ -1,6 +1,9 @@
 // The Redis connection behind REDIS_URL: what several instances must share
 // (failed-attempt counts, the statistics snapshot, the update-check's
-// invalidations) lives there. Without REDIS_URL nothing here is loaded.
+// invalidations) lives there. Without REDIS_URL nothing here is loaded: only
+// the 'shared-state' plugin (./plugin.ts) imports this module and its Redis
+// adapters, dynamically, and only when REDIS_URL is set
+// (test/e2e/optional-backends.test.ts checks it).
 //
 // Client: node-redis (the `redis` package), not ioredis: it is the client Redis
 // itself maintains (ioredis's README points new projects to it), it ships its

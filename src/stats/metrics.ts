@@ -1,6 +1,8 @@
-// Per-route request counts and latency percentiles for the staff statistics.
+// What the process measures of itself for the staff statistics: per-route
+// request counts and latency percentiles, and the event loop's delay.
 // Latencies are kept in a fixed ring per route, so memory stays bounded and
 // the percentiles describe recent traffic.
+import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks'
 
 const SAMPLES_PER_ROUTE = 1024
 
@@ -63,6 +65,41 @@ export function percentile(sorted: ArrayLike<number>, q: number): number {
   if (sorted.length === 0) return 0
   const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))
   return sorted[rank]!
+}
+
+export interface EventLoopDelay {
+  p50_ms: number
+  p99_ms: number
+  max_ms: number
+}
+
+const EVENT_LOOP_RESOLUTION_MS = 10
+
+/**
+ * Event-loop delay, sampled every 10 ms by Node's histogram. Each read covers
+ * the time since the previous read (or since start), so a snapshot describes
+ * recent load rather than the whole uptime.
+ */
+export class EventLoopMonitor {
+  private readonly histogram: IntervalHistogram = monitorEventLoopDelay({ resolution: EVENT_LOOP_RESOLUTION_MS })
+
+  constructor() {
+    this.histogram.enable()
+  }
+
+  read(): EventLoopDelay {
+    const h = this.histogram
+    // The histogram records whole timer intervals (about the resolution when
+    // the loop is idle); the delay is what exceeds the interval.
+    const delay = (ns: number) => h.count === 0 ? 0 : round(Math.max(0, ns / 1e6 - EVENT_LOOP_RESOLUTION_MS))
+    const result = { p50_ms: delay(h.percentile(50)), p99_ms: delay(h.percentile(99)), max_ms: delay(h.max) }
+    h.reset()
+    return result
+  }
+
+  stop(): void {
+    this.histogram.disable()
+  }
 }
 
 const round = (ms: number) => Math.round(ms * 1000) / 1000

@@ -1,11 +1,13 @@
-// Row counts for the staff statistics: one round trip of scalar subqueries,
-// which SQLite and PostgreSQL both accept without a FROM clause.
+// The SQL of the staff statistics: row counts in one round trip of scalar
+// subqueries (SQLite and PostgreSQL both accept them without a FROM clause),
+// and what the stored files weigh.
 import type { Db } from '../db/index.js'
 
 export interface RowCounts {
   users: number
   packs: number
   versions: number
+  pending_uploads: number
   drafts: number
   /** Tokens that still authenticate: neither revoked nor expired. */
   api_tokens: number
@@ -17,6 +19,7 @@ export async function countRows(db: Db, now: string): Promise<RowCounts> {
       eb.selectFrom('users').select(eb.fn.countAll<number | string>().as('n')).as('users'),
       eb.selectFrom('packs').select(eb.fn.countAll<number | string>().as('n')).as('packs'),
       eb.selectFrom('versions').select(eb.fn.countAll<number | string>().as('n')).as('versions'),
+      eb.selectFrom('uploads').select(eb.fn.countAll<number | string>().as('n')).as('pending_uploads'),
       eb.selectFrom('drafts').select(eb.fn.countAll<number | string>().as('n')).as('drafts'),
       eb
         .selectFrom('api_tokens')
@@ -31,7 +34,23 @@ export async function countRows(db: Db, now: string): Promise<RowCounts> {
     users: Number(row.users),
     packs: Number(row.packs),
     versions: Number(row.versions),
+    pending_uploads: Number(row.pending_uploads),
     drafts: Number(row.drafts),
     api_tokens: Number(row.api_tokens),
   }
+}
+
+export interface StoredBytes {
+  files: number
+  bytes: number
+}
+
+/** File rows and the sum of their sizes: what the store holds for the site. */
+export async function storedBytes(db: Db): Promise<StoredBytes> {
+  const row = await db
+    .selectFrom('files')
+    .select((eb) => [eb.fn.countAll<number | string>().as('files'), eb.fn.coalesce(eb.fn.sum<number | string>('size'), eb.lit(0)).as('bytes')])
+    .executeTakeFirstOrThrow()
+  // PostgreSQL returns count(*) and sum(bigint) as strings.
+  return { files: Number(row.files), bytes: Number(row.bytes) }
 }

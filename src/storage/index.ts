@@ -1,76 +1,22 @@
 // Where file bytes live. Everything outside this folder reaches stored bytes
 // only through FileStore, so the local disk can be swapped for object storage
 // by configuration.
-import type { Readable } from 'node:stream'
 import { ConfigError, redactUrl } from '../config/index.js'
 import { LocalFileStore } from './local.js'
-import { S3FileStore } from './s3.js'
+import type { FileStore } from './types.js'
 
-export interface ByteRange {
-  /** First byte, inclusive. */
-  start: number
-  /** Last byte, inclusive (as in HTTP Range). */
-  end: number
-}
-
-/** One stored object, as `FileStore.list()` reports it. */
-export interface StoredObject {
-  key: string
-  size: number
-  /** When its bytes were last written. */
-  modifiedAt: Date
-}
+export type { ByteRange, FileStore, StoredObject, UnfinishedWrite } from './types.js'
 
 /**
- * A write that started and never finished, so it holds bytes under no key: a
- * `.partial` file on disk, a multipart upload on S3. A process killed in the
- * middle of a put leaves one; nothing else ever removes it.
+ * The store STORAGE_URL names. The AWS SDK is imported here, for an s3:// URL
+ * only: it is large (slower to load than Fastify), and a server or CLI call
+ * on the local disk has no use for it.
  */
-export interface UnfinishedWrite {
-  /** The key the write was for. */
-  key: string
-  /** What names this write to `discardUnfinished` (a file name, an upload id). */
-  id: string
-  /** Bytes held so far, when the store can tell (S3 does not say without a request per upload). */
-  size: number | null
-  /** The last sign of life: the file's last write on disk, the upload's start on S3. */
-  modifiedAt: Date
-}
-
-export interface FileStore {
-  /**
-   * Streams `body` into the store under `key`. Resolves once the bytes are
-   * durable. If the stream fails or is aborted, nothing is left under `key`
-   * and the promise rejects with the stream's error.
-   */
-  put(key: string, body: Readable): Promise<void>
-  /** Streams the stored bytes, or the given range of them. */
-  get(key: string, range?: ByteRange): Promise<Readable>
-  /** Removes the bytes; removing a missing key is not an error. */
-  delete(key: string): Promise<void>
-  /**
-   * Every stored object, in ascending key order (keys are ASCII, so code unit
-   * and byte order agree, as they do for the database's `order by`), starting
-   * after `after` when given. Unfinished writes are not objects and are not
-   * listed here. Entries that are not this store's (a key it could not have
-   * written) are skipped.
-   */
-  list(options?: { after?: string }): AsyncIterable<StoredObject>
-  /** The unfinished writes, in no particular order. */
-  listUnfinished(): AsyncIterable<UnfinishedWrite>
-  /** Drops an unfinished write's bytes; one that is already gone is not an error. */
-  discardUnfinished(write: UnfinishedWrite): Promise<void>
-  /** Releases connections; the store is not used after. */
-  close(): Promise<void>
-  /**
-   * Verifies a remote store is there and ours (a ConfigError otherwise), so a
-   * bad STORAGE_URL fails at start rather than at the first upload.
-   */
-  check?(): Promise<void>
-}
-
-export function openFileStore(storageUrl: string): FileStore {
+export async function openFileStore(storageUrl: string): Promise<FileStore> {
   if (storageUrl.startsWith('file:')) return new LocalFileStore(storageUrl.slice('file:'.length))
-  if (storageUrl.startsWith('s3:')) return S3FileStore.fromUrl(storageUrl)
+  if (storageUrl.startsWith('s3:')) {
+    const { S3FileStore } = await import('./s3.js')
+    return S3FileStore.fromUrl(storageUrl)
+  }
   throw new ConfigError(`STORAGE_URL: "${redactUrl(storageUrl)}" must be file:<dir> or s3://<bucket>?endpoint=...&region=...`)
 }

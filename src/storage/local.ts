@@ -7,7 +7,7 @@ import type { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { ConfigError } from '../config/index.js'
 import { StorageUnavailable } from '../errors.js'
-import type { ByteRange, FileStore, StoredObject, UnfinishedWrite } from './index.js'
+import type { ByteRange, FileStore, StoredObject, UnfinishedWrite } from './types.js'
 
 const SAFE_KEY = /^[A-Za-z0-9][A-Za-z0-9._-]*$/
 const PARTIAL_SUFFIX = '.partial'

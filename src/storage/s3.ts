@@ -12,7 +12,7 @@ import {
 import { Upload } from '@aws-sdk/lib-storage'
 import { ConfigError, redactUrl } from '../config/index.js'
 import { StorageUnavailable } from '../errors.js'
-import type { ByteRange, FileStore, StoredObject, UnfinishedWrite } from './index.js'
+import type { ByteRange, FileStore, StoredObject, UnfinishedWrite } from './types.js'
 
 const SAFE_KEY = /^[A-Za-z0-9][A-Za-z0-9._-]*$/
 // S3's bucket naming rules (3-63 lowercase letters, digits, dots and hyphens).

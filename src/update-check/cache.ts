@@ -13,9 +13,9 @@
 // invented ids never evicts a real pack's answer.
 
 /** The JSON body exactly as sent and its ETag; null when no such pack exists. */
-export type LatestAnswer = { body: string; etag: string } | null
+export type UpdateCheckAnswer = { body: string; etag: string } | null
 
-export interface LatestCacheLimits {
+export interface UpdateCheckCacheLimits {
   /** Packs with at least one cached answer. */
   maxPacks: number
   /** Cached "not found" answers. */
@@ -28,7 +28,7 @@ export interface LatestCacheLimits {
   maxChanges: number
 }
 
-export const DEFAULT_LIMITS: LatestCacheLimits = {
+export const DEFAULT_LIMITS: UpdateCheckCacheLimits = {
   maxPacks: 10_000,
   maxMissing: 10_000,
   maxBytes: 32 * 1024 * 1024,
@@ -47,13 +47,13 @@ export interface CacheUsage {
 }
 
 /**
- * What the update-check route uses: LatestCache alone, or RedisLatestCache
+ * What the update-check uses: MemoryUpdateCheckCache alone, or RedisUpdateCheckCache
  * (src/shared-state/redis-update-check-cache.ts) when instances share a Redis.
  */
 export interface UpdateCheckCache {
-  get(packKey: string, origin: string): LatestAnswer | undefined
+  get(packKey: string, origin: string): UpdateCheckAnswer | undefined
   currentGeneration(): number
-  set(packKey: string, origin: string, answer: LatestAnswer, readAtGeneration: number): void
+  set(packKey: string, origin: string, answer: UpdateCheckAnswer, readAtGeneration: number): void
   /** Drops the pack's answers; when shared, every instance's are dropped before the promise resolves. */
   invalidate(packKey: string): void | Promise<void>
   /**
@@ -65,17 +65,17 @@ export interface UpdateCheckCache {
   usage(): CacheUsage
 }
 
-/** A found pack's answers, one place per allowed origin (same index as LatestCache.origins). */
+/** A found pack's answers, one place per allowed origin (same index as MemoryUpdateCheckCache.origins). */
 interface PackAnswers {
-  answers: (NonNullable<LatestAnswer> | undefined)[]
+  answers: (NonNullable<UpdateCheckAnswer> | undefined)[]
   bytes: number
 }
 
 /** Per-entry bookkeeping of a Map (hash slot, entry object), roughly; an estimate, not a measurement. */
 export const ENTRY_OVERHEAD = 64
 
-export class LatestCache implements UpdateCheckCache {
-  private readonly limits: LatestCacheLimits
+export class MemoryUpdateCheckCache implements UpdateCheckCache {
+  private readonly limits: UpdateCheckCacheLimits
   /** Allowed origins, in the order they were first seen. */
   private readonly origins: string[] = []
   /** namespace:pack_id -> answers per origin; insertion order is age, the oldest goes first. */
@@ -95,11 +95,11 @@ export class LatestCache implements UpdateCheckCache {
   /** The newest generation among invalidations no longer in `changes`. */
   private forgottenChanges = 0
 
-  constructor(limits: Partial<LatestCacheLimits> = {}) {
+  constructor(limits: Partial<UpdateCheckCacheLimits> = {}) {
     this.limits = { ...DEFAULT_LIMITS, ...limits }
   }
 
-  get(packKey: string, origin: string): LatestAnswer | undefined {
+  get(packKey: string, origin: string): UpdateCheckAnswer | undefined {
     const pack = this.found.get(packKey)
     if (pack !== undefined) {
       const place = this.origins.indexOf(origin)
@@ -113,7 +113,7 @@ export class LatestCache implements UpdateCheckCache {
     return this.generation
   }
 
-  set(packKey: string, origin: string, answer: LatestAnswer, readAtGeneration: number): void {
+  set(packKey: string, origin: string, answer: UpdateCheckAnswer, readAtGeneration: number): void {
     if ((this.changes.get(packKey) ?? this.forgottenChanges) > readAtGeneration) return
     // An unknown id is cached too (an uninstalled pack's mod keeps asking); it does not depend on the origin.
     if (answer === null) return this.setMissing(packKey)
@@ -125,7 +125,7 @@ export class LatestCache implements UpdateCheckCache {
     if (this.missing.delete(packKey)) this.bytes -= packKey.length + ENTRY_OVERHEAD
     let pack = this.found.get(packKey)
     if (pack === undefined) {
-      pack = { answers: new Array<NonNullable<LatestAnswer> | undefined>(this.limits.maxOrigins).fill(undefined), bytes: packKey.length + ENTRY_OVERHEAD }
+      pack = { answers: new Array<NonNullable<UpdateCheckAnswer> | undefined>(this.limits.maxOrigins).fill(undefined), bytes: packKey.length + ENTRY_OVERHEAD }
       this.found.set(packKey, pack)
       this.bytes += pack.bytes
     }

@@ -2,9 +2,7 @@
 // decided from the bytes (file-type's signatures), never from the name or the
 // client's declared Content-Type.
 import { fileTypeFromBuffer } from 'file-type'
-import type { UploadKind } from '../config/index.js'
-
-export const UPLOAD_KINDS: readonly UploadKind[] = ['thumbnail', 'version', 'media']
+import type { UploadKind } from '../api/constants.js'
 
 const IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp']
 const VIDEO_TYPES = ['video/mp4', 'video/webm']

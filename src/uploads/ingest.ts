@@ -4,16 +4,19 @@
 // nothing is left in storage.
 import { createHash, randomUUID } from 'node:crypto'
 import { Transform, pipeline, type Readable, type TransformCallback } from 'node:stream'
-import type { UploadKind } from '../config/index.js'
+import type { UploadKind } from '../api/constants.js'
 import type { FileStore } from '../storage/index.js'
 import { inspectArchive } from './archives.js'
 import { InvalidUpload, PayloadTooLarge } from '../errors.js'
 import { ALLOWED_TYPES, SNIFF_BYTES, ZIP_TYPE, describeAllowed, sniffType } from './filetypes.js'
 import { sanitizeFilename } from '../files/filenames.js'
+import { formatBytes } from '../web/format.js'
 
 export interface IngestedFile {
-  /** The file's id, also its storage key. */
+  /** The file's id: a new file is stored under its id, so this is also its storageKey. */
   id: string
+  /** Where its bytes are; what the file row keeps as storage_key, and what deleting them goes by. */
+  storageKey: string
   filename: string
   contentType: string
   size: number
@@ -32,7 +35,8 @@ export interface IngestOptions {
 
 /** Bytes that are in storage but not yet accepted as any kind of upload. */
 export interface ReceivedFile {
-  id: string
+  /** Where the bytes went; also the id the file will have. */
+  storageKey: string
   size: number
   sha256: string
   /** The first SNIFF_BYTES bytes, for type detection. */
@@ -41,7 +45,7 @@ export interface ReceivedFile {
 
 /**
  * Streams `body` into `store`. The caller records the returned file in the
- * database, and must `store.delete(id)` if that fails.
+ * database, and must `store.delete(file.storageKey)` if that fails.
  */
 export async function ingestFile(store: FileStore, body: Readable, options: IngestOptions): Promise<IngestedFile> {
   const received = await receiveFile(store, body, { maxBytes: options.maxBytes, limitName: `${options.kind} limit` })
@@ -57,17 +61,17 @@ export async function receiveFile(store: FileStore, body: Readable, options: { m
   // stream.pipeline never calls back for a source that is already destroyed
   // (a multipart parser may destroy a file part when the form turns out broken).
   if (body.destroyed) throw body.errored ?? new Error('the upload stream was closed before it could be read')
-  const id = randomUUID()
+  const storageKey = randomUUID()
   const meter = new Meter(options.maxBytes)
   // stream.pipeline (not .pipe) so an aborted request destroys the meter and so fails the put.
   const metered = pipeline(body, meter, () => {})
   try {
-    await store.put(id, metered)
+    await store.put(storageKey, metered)
   } catch (error) {
     if (meter.overLimit) throw tooLarge(options.limitName, options.maxBytes)
     throw error
   }
-  return { id, size: meter.bytesSeen, sha256: meter.digest(), head: meter.head() }
+  return { storageKey, size: meter.bytesSeen, sha256: meter.digest(), head: meter.head() }
 }
 
 /**
@@ -80,7 +84,8 @@ export async function acceptFile(store: FileStore, received: ReceivedFile, optio
     if (received.size === 0) throw new InvalidUpload('the file is empty')
     const contentType = await decideType(store, received, options.kind)
     return {
-      id: received.id,
+      id: received.storageKey,
+      storageKey: received.storageKey,
       filename: sanitizeFilename(options.clientFilename),
       contentType: contentType.mime,
       size: received.size,
@@ -88,19 +93,19 @@ export async function acceptFile(store: FileStore, received: ReceivedFile, optio
       packFormat: contentType.packFormat,
     }
   } catch (error) {
-    await store.delete(received.id)
+    await store.delete(received.storageKey)
     throw error
   }
 }
 
 function tooLarge(limitName: string, maxBytes: number): PayloadTooLarge {
-  return new PayloadTooLarge(`the file is larger than the ${limitName} of ${formatBytes(maxBytes)}`)
+  return new PayloadTooLarge(`the file is larger than the ${limitName} of ${formatBytes(maxBytes, 'exact')}`)
 }
 
 async function decideType(store: FileStore, received: ReceivedFile, kind: UploadKind): Promise<{ mime: string; packFormat: number | null }> {
   if (kind === 'version') {
     // file-type would call a ZIP with a META-INF folder a JAR; what matters here is that it opens as a ZIP.
-    const archive = await inspectArchive(store, received.id, received.size)
+    const archive = await inspectArchive(store, received.storageKey, received.size)
     return { mime: ZIP_TYPE, packFormat: archive.packFormat }
   }
   const mime = await sniffType(received.head)
@@ -153,15 +158,4 @@ class Meter extends Transform {
   digest(): string {
     return this.hash.digest('hex')
   }
-}
-
-export function formatBytes(bytes: number): string {
-  const units = ['bytes', 'KiB', 'MiB', 'GiB']
-  let value = bytes
-  let unit = 0
-  while (value >= 1024 && unit < units.length - 1 && Number.isInteger(value / 1024)) {
-    value /= 1024
-    unit += 1
-  }
-  return `${value} ${units[unit]}`
 }

@@ -23,23 +23,24 @@ export async function purgeUploads(db: Db, store: FileStore, uploads: readonly P
     await deleteUploadRows(trx, uploads.map((u) => u.id))
     await deleteFileRows(trx, uploads.map((u) => u.fileId))
   })
-  await deleteStoredFiles(store, uploads.map((u) => u.fileId), log)
+  await deleteStoredFiles(store, uploads.map((u) => u.storageKey), log)
 }
 
 /** Deletes the drafts, their pending uploads and those uploads' files. */
 export async function purgeDrafts(db: Db, store: FileStore, draftIds: readonly string[], log?: PurgeLog): Promise<void> {
   if (draftIds.length === 0) return
-  const fileIds = await db.transaction().execute(async (trx) => {
+  const storageKeys = await db.transaction().execute(async (trx) => {
     const uploads = await listUploadsOfDrafts(trx, draftIds)
     await deleteUploadRows(trx, uploads.map((u) => u.id))
     await deleteFileRows(trx, uploads.map((u) => u.fileId))
     for (const id of draftIds) await deleteDraftRow(trx, id)
-    return uploads.map((u) => u.fileId)
+    return uploads.map((u) => u.storageKey)
   })
-  await deleteStoredFiles(store, fileIds, log)
+  await deleteStoredFiles(store, storageKeys, log)
 }
 
 /**
+ * Deletes bytes by their storage keys (files.storage_key, never a file id).
  * Once the rows are gone the deletion has happened as far as anyone can see;
  * bytes that storage failed to drop (it is down) are only unreferenced, and
  * the consistency check (`packs doctor`, also run by the sweep) removes them

@@ -2,7 +2,7 @@
 // another user's upload is exactly as absent as a missing one.
 import type { Db } from '../db/index.js'
 import type { UploadsTable } from '../db/schema.js'
-import type { UploadKind } from '../config/index.js'
+import type { UploadKind } from '../api/constants.js'
 
 export type UploadRow = UploadsTable
 
@@ -13,6 +13,8 @@ export interface PendingUpload {
   draftId: string | null
   kind: UploadKind
   fileId: string
+  /** Where the file's bytes are in storage (files.storage_key). */
+  storageKey: string
   filename: string
   contentType: string
   size: number
@@ -22,7 +24,7 @@ export interface PendingUpload {
 
 const pendingColumns = [
   'uploads.id', 'uploads.user_id', 'uploads.draft_id', 'uploads.kind', 'uploads.file_id', 'uploads.pack_format',
-  'uploads.created_at', 'files.filename', 'files.content_type', 'files.size',
+  'uploads.created_at', 'files.storage_key', 'files.filename', 'files.content_type', 'files.size',
 ] as const
 
 function selectPending(db: Db) {
@@ -38,6 +40,7 @@ function toPending(row: PendingRow): PendingUpload {
     draftId: row.draft_id,
     kind: row.kind as UploadKind,
     fileId: row.file_id,
+    storageKey: row.storage_key,
     filename: row.filename,
     contentType: row.content_type,
     size: Number(row.size),
@@ -78,11 +81,6 @@ export async function listUploadsOfDrafts(db: Db, draftIds: readonly string[]): 
 
 export async function deleteUploadRows(db: Db, ids: readonly string[]): Promise<void> {
   if (ids.length > 0) await db.deleteFrom('uploads').where('id', 'in', ids).execute()
-}
-
-export async function countPendingUploads(db: Db): Promise<number> {
-  const row = await db.selectFrom('uploads').select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow()
-  return Number(row.n)
 }
 
 /** What one user's pending uploads hold now. */

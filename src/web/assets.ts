@@ -46,10 +46,6 @@ export class Assets {
     return `/assets/${file}`
   }
 
-  has(entry: string): boolean {
-    return entry in this.manifest
-  }
-
   file(name: string): Asset | undefined {
     return this.files.get(name)
   }

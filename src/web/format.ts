@@ -10,15 +10,25 @@ export function timeTag(iso: string, withTime = false): SafeHtml {
 
 const BYTE_UNITS = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB']
 
-/** 1536 → "1.5 KiB"; whole bytes below 1 KiB. */
-export function formatBytes(bytes: number): string {
+/**
+ * A byte count for people: the one way the site writes a size, on its pages
+ * and in the API's messages. Whole bytes below 1 KiB; above, binary units:
+ * - `figures` (the default): three significant figures, 1536 → "1.50 KiB";
+ * - `exact`, for a limit, which a rounded figure would misstate: the largest
+ *   unit that holds it whole, 5 MiB → "5 MiB", 1536 → "1536 bytes";
+ * - `tenths`, one decimal, 100 KiB → "100.0 KiB": an amount in a message
+ *   (a quota's use, a file the consistency check reports).
+ */
+export function formatBytes(bytes: number, style: 'figures' | 'exact' | 'tenths' = 'figures'): string {
   if (!Number.isFinite(bytes) || bytes < 1024) return `${Math.max(0, Math.round(bytes || 0))} ${bytes === 1 ? 'byte' : 'bytes'}`
   let value = bytes
   let unit = 0
-  while (value >= 1024 && unit < BYTE_UNITS.length - 1) {
+  while (value >= 1024 && unit < BYTE_UNITS.length - 1 && (style !== 'exact' || Number.isInteger(value / 1024))) {
     value /= 1024
     unit++
   }
+  if (style === 'exact') return `${value} ${BYTE_UNITS[unit]}`
+  if (style === 'tenths') return `${value.toFixed(1)} ${BYTE_UNITS[unit]}`
   return `${value >= 100 ? value.toFixed(0) : value >= 10 ? value.toFixed(1) : value.toFixed(2)} ${BYTE_UNITS[unit]}`
 }
 

@@ -1,14 +1,7 @@
 // DOM for the create page's pieces that appear after load: tag chips and
 // uploads. The server renders the same markup for the saved ones
 // (src/pages/create.ts); text goes in through textContent only.
-
-export interface UploadInfo {
-  uuid: string
-  kind: 'thumbnail' | 'version' | 'media'
-  filename: string
-  content_type: string
-  url: string
-}
+import type { TempUploadBody } from '../../../api/uploads.js'
 
 function element<K extends keyof HTMLElementTagNameMap>(tag: K, className?: string, text?: string): HTMLElementTagNameMap[K] {
   const node = document.createElement(tag)
@@ -35,7 +28,7 @@ export function tagChip(name: string, category: string | null): HTMLLIElement {
   return item
 }
 
-export function uploadItem(upload: UploadInfo): HTMLLIElement {
+export function uploadItem(upload: TempUploadBody): HTMLLIElement {
   const item = element('li', 'upload')
   item.dataset.upload = upload.uuid
   item.dataset.kind = upload.kind

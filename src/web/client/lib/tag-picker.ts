@@ -5,15 +5,12 @@
 //   Enter                picks the highlighted one (or the exact match)
 //   Escape               closes the list
 //   Backspace            in the empty box removes the last tag
+import type { Static } from 'typebox'
+import type { TagSuggestion } from '../../../api/autocomplete.js'
 import { api } from './api.js'
 import { tagChip } from './create-markup.js'
 
-interface Suggestion {
-  name: string
-  category: string
-  category_name: string
-  color: string
-}
+type Suggestion = Static<typeof TagSuggestion>
 
 const SEARCH_DELAY_MS = 150
 

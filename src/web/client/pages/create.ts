@@ -3,12 +3,17 @@
 // renders the saved values and uploads; this script takes over from there.
 import { ApiError, api, byId, clockTime, sentence, uploadWithProgress } from '../lib/api.js'
 import { Autosave, draftCopyKey, type SaveState } from '../lib/autosave.js'
-import { pendingUploadItem, uploadItem, type UploadInfo } from '../lib/create-markup.js'
+import { pendingUploadItem, uploadItem } from '../lib/create-markup.js'
 import { TagPicker } from '../lib/tag-picker.js'
+import type { Static } from 'typebox'
+import type { UploadKind } from '../../../api/constants.js'
+import type { DraftSaved } from '../../../api/drafts.js'
+import type { PackBody } from '../../../api/packs.js'
+import type { TempUploadBody } from '../../../api/uploads.js'
 
 const TEXT_FIELDS = ['title', 'summary', 'category', 'description', 'version_name', 'changelog'] as const
 type TextField = (typeof TEXT_FIELDS)[number]
-type Kind = UploadInfo['kind']
+type Kind = UploadKind
 
 const form = byId<HTMLFormElement>('create-form')
 const draftId = form.dataset.draft!
@@ -60,7 +65,7 @@ const autosave = new Autosave({
   storageKey: draftCopyKey(draftId),
   savedRevision: Number(form.dataset.revision) || 0,
   collect,
-  send: (data, keepalive) => api<{ saved: boolean; updated_at: string }>('POST', '/api/draft/', { draft: draftId, data }, { keepalive }),
+  send: (data, keepalive) => api<Static<typeof DraftSaved>>('POST', '/api/draft/', { draft: draftId, data }, { keepalive }),
   onState: showSaveState,
 })
 
@@ -122,9 +127,9 @@ async function uploadOne(kind: Kind, file: File): Promise<void> {
   body.append('kind', kind)
   body.append('draft_uuid', draftId)
   body.append('file', file)
-  let upload: UploadInfo
+  let upload: TempUploadBody
   try {
-    upload = await uploadWithProgress<UploadInfo>('/api/uploads/', body, pending.progress)
+    upload = await uploadWithProgress<TempUploadBody>('/api/uploads/', body, pending.progress)
   } catch (error) {
     pending.item.remove()
     showFieldError(kind, `${file.name}: ${sentence(errorDetail(error))}`, false)
@@ -217,7 +222,7 @@ async function publish(): Promise<void> {
       return publishFailed('The draft could not be saved, so it was not published. ' + saveState.textContent)
     }
     publishStatus.textContent = 'Publishing…'
-    const pack = await api<{ namespace: string; pack_id: string }>('POST', '/api/draft/publish/', { draft: draftId })
+    const pack = await api<PackBody>('POST', '/api/draft/publish/', { draft: draftId })
     autosave.stop()
     publishStatus.textContent = 'Published. Opening the pack page…'
     window.location.assign(`/packs/${encodeURIComponent(pack.namespace)}/${encodeURIComponent(pack.pack_id)}/`)

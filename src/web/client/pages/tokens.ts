@@ -1,22 +1,11 @@
 // Settings → API tokens: create and revoke through /api/tokens/ without a
 // reload. The server renders the list and the forms (which also work without
 // this script); here the new token is shown once and rows come and go.
+import type { Static } from 'typebox'
+import type { Success } from '../../../api/common.js'
+import type { ApiTokenBody, CreatedTokenBody } from '../../../api/tokens.js'
 import { ApiError, api, byId, csrfToken, sentence } from '../lib/api.js'
 import { formatUtc } from '../../dates.js'
-
-interface ApiToken {
-  id: string
-  name: string
-  created_at: string
-  last_used_at: string | null
-  expires_at: string | null
-  expired: boolean
-}
-
-interface CreatedToken extends ApiToken {
-  token: string
-  authorization: string
-}
 
 const form = byId<HTMLFormElement>('create-token')
 const nameInput = byId<HTMLInputElement>('token-name')
@@ -44,7 +33,7 @@ function cell(...content: Array<Node | string>): HTMLTableCellElement {
 }
 
 /** The same row the server renders (src/pages/tokens.ts tokenRow). */
-function tokenRow(token: ApiToken): HTMLTableRowElement {
+function tokenRow(token: ApiTokenBody): HTMLTableRowElement {
   const tr = document.createElement('tr')
   tr.dataset.tokenId = token.id
   const name = cell(token.name)
@@ -101,7 +90,7 @@ function updateEmptyState(): void {
   tableWrap.hidden = empty
 }
 
-function showNewToken(created: CreatedToken): void {
+function showNewToken(created: CreatedTokenBody): void {
   byId('new-token').textContent = created.token
   byId('new-token-header').textContent = `Authorization: ${created.authorization}`
   byId('new-token-name').textContent = `: ${created.name}`
@@ -122,7 +111,7 @@ async function createToken(): Promise<void> {
   const days = expiresSelect.value === '' ? null : Number(expiresSelect.value)
   button.disabled = true
   try {
-    const created = await api<CreatedToken>('POST', '/api/tokens/', { name: nameInput.value, expires_in_days: days })
+    const created = await api<CreatedTokenBody>('POST', '/api/tokens/', { name: nameInput.value, expires_in_days: days })
     rows.prepend(tokenRow(created))
     updateEmptyState()
     showNewToken(created)
@@ -153,7 +142,7 @@ async function revokeToken(row: HTMLTableRowElement, id: string, name: string): 
   const button = row.querySelector('button')
   if (button) button.disabled = true
   try {
-    await api<{ success: boolean }>('DELETE', `/api/tokens/${encodeURIComponent(id)}/`)
+    await api<Static<typeof Success>>('DELETE', `/api/tokens/${encodeURIComponent(id)}/`)
   } catch (error) {
     // Already gone (revoked in another tab): the row should go as well.
     if (!(error instanceof ApiError && error.status === 404)) {

@@ -5,7 +5,7 @@ import { Type } from 'typebox'
 import { listCategories } from '../packs/tags-repository.js'
 import { noneMatch } from '../http/conditional.js'
 import type { App } from '../http/types.js'
-import { categoryStylesheet } from './categories.js'
+import { categoryStylesheet } from '../web/categories.js'
 
 const AssetParams = Type.Object({ name: Type.String() })
 

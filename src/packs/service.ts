@@ -1,57 +1,57 @@
-// How packs come to exist (CONTRACT §5): a draft becomes a pack with its first
-// version, and the owner adds versions later. Each is one transaction, so a
-// failure anywhere leaves the draft, its uploads and the pack as they were.
+// The packs' use cases: the listing, one pack, and how packs come to exist
+// (CONTRACT §5): a draft becomes a pack with its first version, and the owner
+// adds versions later. Each of those is one transaction, so a failure
+// anywhere leaves the draft, its uploads and the pack as they were.
 import { randomUUID } from 'node:crypto'
+import type { Readable } from 'node:stream'
+import type { Config } from '../config/index.js'
 import type { Db } from '../db/index.js'
-import { findOwnedDraft, deleteDraftRow } from '../drafts/repository.js'
-import { deleteFileRows, insertFile } from '../files/repository.js'
-import {
-  findCategoryIdByKey, findTagIdsByNames, insertPack, insertPackMedia, insertPackTags, insertVersion, newestVersionCreatedAt,
-  packExists, touchOwnedPack, versionNameTaken,
-} from './repository.js'
 import { nowIso } from '../db/time.js'
-import { deleteUploadRows, listDraftUploads } from '../uploads/repository.js'
-import type { User } from '../accounts/users-repository.js'
 import type { FileStore } from '../storage/index.js'
 import { BadRequest, Conflict, DomainError, NotFound } from '../errors.js'
-import type { IngestedFile } from '../uploads/ingest.js'
-import { deleteStoredFiles } from '../uploads/pending.js'
-import { slugify } from './slugs.js'
+import type { User } from '../accounts/users-repository.js'
 import { namespaceOf } from '../accounts/usernames.js'
+import { draftIdOf, readDraftFields } from '../drafts/data.js'
+import { deleteDraftRow, findOwnedDraft } from '../drafts/repository.js'
+import { deleteFileRows, insertFile } from '../files/repository.js'
+import { ingestFile, type IngestedFile } from '../uploads/ingest.js'
+import { deleteStoredFiles } from '../uploads/pending.js'
+import { deleteUploadRows, listDraftUploads } from '../uploads/repository.js'
+import type { UpdateCheckCache } from '../update-check/cache.js'
+import { packChanged } from '../update-check/service.js'
+import {
+  findCategoryIdByKey, findOwnedPackId, findTagIdsByNames, insertPack, insertPackMedia, insertPackTags, insertVersion, listPacks,
+  loadPackDetail, newestVersionCreatedAt, packExists, touchOwnedPack, versionNameTaken,
+  type PackDetail, type PackFilter, type PackSummaryRecord,
+} from './repository.js'
+import { slugify } from './slugs.js'
 
 export const MAX_TITLE_LENGTH = 200
 export const MAX_VERSION_NAME_LENGTH = 100
 
-/** The form fields a draft stores (SPEC, DraftData) that are text. */
-const TEXT_FIELDS = ['title', 'summary', 'category', 'description', 'version_name', 'changelog'] as const
-
-/**
- * A loose check of an autosaved draft: the known fields, when present, have
- * the types the create page and publishing rely on (text or null; tags a list
- * of names or null). Anything else in the object is the page's business and
- * is kept untouched.
- */
-export function checkDraftData(data: Record<string, unknown>): void {
-  for (const field of TEXT_FIELDS) {
-    const value = data[field]
-    if (value !== undefined && value !== null && typeof value !== 'string') {
-      throw new BadRequest(`data.${field} must be a string`)
-    }
-  }
-  const tags = data.tags
-  if (tags !== undefined && tags !== null && !(Array.isArray(tags) && tags.every((t) => typeof t === 'string'))) {
-    throw new BadRequest('data.tags must be an array of strings')
-  }
+/** What the packs' changes need; the app instance has all of it. */
+export interface PacksDeps {
+  db: Db
+  store: FileStore
+  updateCheckCache: UpdateCheckCache
+  config: Pick<Config, 'uploadLimits'>
 }
 
-function text(data: Record<string, unknown>, field: string): string {
-  const value = data[field]
-  return typeof value === 'string' ? value.trim() : ''
+/** One page of packs matching `filter` (pages count from 1), most recently updated first, and how many match in all. */
+export async function listPackPage(
+  db: Db,
+  filter: PackFilter,
+  page: number,
+  perPage: number,
+): Promise<{ items: PackSummaryRecord[]; total: number }> {
+  return listPacks(db, filter, { limit: perPage, offset: (page - 1) * perPage })
 }
 
-export interface PackKey {
-  namespace: string
-  packId: string
+/** A pack with everything its page shows; namespace and pack id are matched case-insensitively (they are stored in lower case). */
+export async function getPack(db: Db, namespace: string, packId: string): Promise<PackDetail> {
+  const pack = await loadPackDetail(db, namespace.toLowerCase(), packId.toLowerCase())
+  if (!pack) throw new NotFound('pack not found')
+  return pack
 }
 
 /**
@@ -62,23 +62,24 @@ export interface PackKey {
  * matched to the site's tags by name, case-insensitively; names that are not
  * tags of the site are ignored. The category is matched by key, else none.
  */
-export async function publishDraft(db: Db, store: FileStore, user: User, draftId: string): Promise<PackKey> {
+export async function publishDraft(deps: PacksDeps, user: User, draftUuid: string): Promise<PackDetail> {
+  const { db } = deps
+  const draftId = draftIdOf(draftUuid)
   const namespace = namespaceOf(user.username)
   let packId: string | undefined
-  let extraFileIds: string[]
+  let extraStorageKeys: string[]
   try {
-    extraFileIds = await db.transaction().execute(async (trx) => {
+    extraStorageKeys = await db.transaction().execute(async (trx) => {
       const draft = await findOwnedDraft(trx, user.id, draftId)
       if (!draft) throw new NotFound('draft not found')
-      const parsed: unknown = JSON.parse(draft.data)
-      const data = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? parsed as Record<string, unknown> : {}
+      const fields = readDraftFields(draft.data)
       const uploads = await listDraftUploads(trx, user.id, draftId)
       const versions = uploads.filter((u) => u.kind === 'version')
       const thumbnails = uploads.filter((u) => u.kind === 'thumbnail')
       const media = uploads.filter((u) => u.kind === 'media')
 
-      const title = text(data, 'title')
-      const versionName = text(data, 'version_name')
+      const title = fields.title.trim()
+      const versionName = fields.version_name.trim()
       const missing = [
         ...(title === '' ? ['title'] : []),
         ...(versionName === '' ? ['version_name'] : []),
@@ -97,8 +98,7 @@ export async function publishDraft(db: Db, store: FileStore, user: User, draftId
       const version = versions[0]!
       const thumbnail = thumbnails.at(-1)
       // Category keys are lower case (the admin CLI enforces it).
-      const categoryKey = text(data, 'category').toLowerCase()
-      const tagNames = Array.isArray(data.tags) ? data.tags.filter((t): t is string => typeof t === 'string') : []
+      const categoryKey = fields.category.trim().toLowerCase()
       const now = nowIso()
       const packRowId = randomUUID()
       await insertPack(trx, {
@@ -107,30 +107,30 @@ export async function publishDraft(db: Db, store: FileStore, user: User, draftId
         pack_id: packId,
         owner_id: user.id,
         title,
-        summary: text(data, 'summary'),
-        description: typeof data.description === 'string' ? data.description : '',
+        summary: fields.summary.trim(),
+        description: fields.description,
         category_id: categoryKey === '' ? null : (await findCategoryIdByKey(trx, categoryKey)) ?? null,
         thumbnail_file_id: thumbnail?.fileId ?? null,
         created_at: now,
         updated_at: now,
       })
-      await insertPackTags(trx, packRowId, await findTagIdsByNames(trx, tagNames))
+      await insertPackTags(trx, packRowId, await findTagIdsByNames(trx, fields.tags))
       await insertPackMedia(trx, packRowId, media.map((m) => m.fileId))
       await insertVersion(trx, {
         id: randomUUID(),
         pack_id: packRowId,
         name: versionName,
-        changelog: typeof data.changelog === 'string' ? data.changelog : '',
+        changelog: fields.changelog,
         pack_format: version.packFormat,
         file_id: version.fileId,
         created_at: now,
       })
       // The uploads stop being pending: the pack now refers to their files.
       await deleteUploadRows(trx, uploads.map((u) => u.id))
-      const extras = thumbnails.slice(0, -1).map((u) => u.fileId)
-      await deleteFileRows(trx, extras)
+      const extras = thumbnails.slice(0, -1)
+      await deleteFileRows(trx, extras.map((u) => u.fileId))
       await deleteDraftRow(trx, draftId)
-      return extras
+      return extras.map((u) => u.storageKey)
     })
   } catch (error) {
     // Two publishes racing for one pack id: the unique index decides, and the loser hears 409.
@@ -140,8 +140,10 @@ export async function publishDraft(db: Db, store: FileStore, user: User, draftId
     throw error
   }
   // After the commit: a crash before this line leaves unreferenced bytes, never a row without its file.
-  await deleteStoredFiles(store, extraFileIds)
-  return { namespace, packId: packId! }
+  await deleteStoredFiles(deps.store, extraStorageKeys)
+  // The update-check may hold a "not found" for this id from before it existed.
+  await packChanged(deps.updateCheckCache, namespace, packId!)
+  return getPack(db, namespace, packId!)
 }
 
 function checkLength(field: string, value: string, max: number): void {
@@ -156,7 +158,58 @@ export function checkVersionName(raw: string | undefined): string {
   return name
 }
 
-export interface NewVersion {
+/** A new version's form as the route read it; its archive is already in storage. */
+export interface VersionForm {
+  file: IngestedFile | undefined
+  versionName: string | undefined
+  changelog: string | undefined
+}
+
+/** What the form reader is given: where the archive part goes as it streams, and how to remove it if the form fails later. */
+export interface VersionArchives {
+  /** `versionName` is the name when its field came before the file: a duplicate is refused before the archive is stored. */
+  store(archive: Readable, clientFilename: string | undefined, versionName: string | undefined): Promise<IngestedFile>
+  discard(file: IngestedFile): Promise<void>
+}
+
+/**
+ * Adds a version to the caller's pack (someone else's is NotFound, like a
+ * missing one) from a form that `readForm` reads, streaming its archive into
+ * storage through the given VersionArchives. The pack is looked up before
+ * the form is read, so nothing is stored for a pack that is not theirs.
+ * Returns the pack with its new version.
+ */
+export async function addVersion(
+  deps: PacksDeps,
+  user: User,
+  namespace: string,
+  packId: string,
+  readForm: (archives: VersionArchives) => Promise<VersionForm>,
+): Promise<PackDetail> {
+  const lowerNamespace = namespace.toLowerCase()
+  const lowerPackId = packId.toLowerCase()
+  const packRowId = await findOwnedPackId(deps.db, user.id, lowerNamespace, lowerPackId)
+  if (!packRowId) throw new NotFound('pack not found')
+  const form = await readForm({
+    async store(archive, clientFilename, versionName) {
+      const earlyName = versionName?.trim()
+      if (earlyName && (await versionNameTaken(deps.db, packRowId, earlyName))) {
+        archive.resume()
+        throw new Conflict(`the pack already has a version named "${earlyName}"`)
+      }
+      return ingestFile(deps.store, archive, { kind: 'version', maxBytes: deps.config.uploadLimits.version, clientFilename })
+    },
+    discard: (file) => deps.store.delete(file.storageKey),
+  })
+  if (!form.file) throw new BadRequest('the "file" part (a ZIP archive) is required')
+  await recordVersion(deps.db, deps.store, {
+    ownerId: user.id, packRowId, file: form.file, versionName: form.versionName, changelog: form.changelog,
+  })
+  await packChanged(deps.updateCheckCache, lowerNamespace, lowerPackId)
+  return getPack(deps.db, lowerNamespace, lowerPackId)
+}
+
+interface NewVersion {
   ownerId: string
   packRowId: string
   /** Already in storage; deleted again if the version is not recorded. */
@@ -171,7 +224,7 @@ export interface NewVersion {
  * publication time" has one answer even for two uploads within a millisecond.
  * On any failure the stored file is deleted: no orphan bytes.
  */
-export async function addVersion(db: Db, store: FileStore, input: NewVersion): Promise<void> {
+async function recordVersion(db: Db, store: FileStore, input: NewVersion): Promise<void> {
   let name: string | undefined
   try {
     name = checkVersionName(input.versionName)
@@ -198,7 +251,7 @@ export async function addVersion(db: Db, store: FileStore, input: NewVersion): P
       })
     })
   } catch (error) {
-    await store.delete(input.file.id)
+    await store.delete(input.file.storageKey)
     if (!(error instanceof DomainError) && name !== undefined && (await versionNameTaken(db, input.packRowId, name))) {
       throw new Conflict(`the pack already has a version named "${name}"`)
     }

@@ -1,17 +1,18 @@
 // Pages are answered through here: the shared context (who is signed in, the
-// CSRF token, the bundle) and the document headers (CSP without inline script).
+// CSRF token, the bundle) and the document headers (CSP without inline
+// script). The error handler (src/http/errors.ts) answers browsers with
+// sendErrorPage.
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { csrfTokenFor } from '../accounts/auth.js'
-import { PAGE_HEADERS, html } from '../web/html.js'
-import { renderPage, type PageContext, type PageOptions } from '../web/layout.js'
 import type { App } from '../http/types.js'
+import { PAGE_HEADERS, html } from './html.js'
+import { renderPage, type PageContext, type PageOptions } from './layout.js'
 
 export function pageContext(app: App, request: FastifyRequest): PageContext {
   const user = request.user
   return {
     assets: app.assets,
     viewer: user ? { username: user.username, isStaff: user.isStaff } : null,
-    csrfToken: request.sessionToken ? csrfTokenFor(app.gate.siteSecret, request.sessionToken) : null,
+    csrfToken: request.csrfToken,
     pastGate: request.authMethod !== null,
     path: request.url.split('?')[0]!,
   }

@@ -1,0 +1,50 @@
+// Finding a stored file and reading its bytes (SPEC: GET /api/files/{file_id}/).
+import type { Readable } from 'node:stream'
+import { isUuid } from '../api/constants.js'
+import type { Db } from '../db/index.js'
+import { NotFound } from '../errors.js'
+import type { ByteRange, FileStore } from '../storage/index.js'
+import { findFile } from './repository.js'
+
+/** What serving a file works with; `log` is the request's. */
+export interface FilesDeps {
+  db: Db
+  store: FileStore
+  log: { error(details: object, message: string): void }
+}
+
+/** A stored file as its row describes it; its bytes are read only when opened. */
+export interface StoredFile {
+  id: string
+  filename: string
+  contentType: string
+  size: number
+  sha256: string
+  createdAt: string
+  /** The bytes, or one range of them. A row whose bytes are gone is NotFound. */
+  open(range?: ByteRange): Promise<Readable>
+}
+
+/** The file with this id; a malformed id names nothing, so it is NotFound like a missing one. */
+export async function findStoredFile(deps: FilesDeps, fileUuid: string): Promise<StoredFile> {
+  const row = isUuid(fileUuid) ? await findFile(deps.db, fileUuid.toLowerCase()) : undefined
+  if (!row) throw new NotFound('file not found')
+  return {
+    id: row.id,
+    filename: row.filename,
+    contentType: row.content_type,
+    size: row.size,
+    sha256: row.sha256,
+    createdAt: row.created_at,
+    async open(range) {
+      try {
+        return await deps.store.get(row.storage_key, range)
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+        // A row without bytes is a storage fault worth a log line; to the client the file is simply gone.
+        deps.log.error({ fileId: row.id }, 'stored file is missing its bytes')
+        throw new NotFound('file not found')
+      }
+    },
+  }
+}

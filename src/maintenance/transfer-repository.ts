@@ -1,0 +1,40 @@
+// The SQL of `packs export` / `packs import` (src/maintenance/transfer.ts):
+// whole tables read and written row by row, in an order the foreign keys
+// accept. The caller opens the transaction and passes it as `db`.
+import type { Db } from '../db/index.js'
+import type { Database } from '../db/schema.js'
+
+/** Parents before children, so rows can be inserted in this order with foreign keys on. */
+export const TABLES = [
+  'users', 'api_tokens', 'sessions', 'settings', 'categories', 'tags', 'files',
+  'drafts', 'uploads', 'packs', 'pack_tags', 'pack_media', 'versions',
+] as const satisfies readonly (keyof Database)[]
+
+export type Table = (typeof TABLES)[number]
+
+/** Rows per INSERT: well under SQLite's and PostgreSQL's limits on bound parameters. */
+const INSERT_BATCH = 200
+
+export async function selectAllRows(db: Db, table: Table): Promise<Record<string, unknown>[]> {
+  return db.selectFrom(table).selectAll().execute()
+}
+
+/** The first of `tables` that holds a row, if any. */
+export async function firstTableWithRows(db: Db, tables: readonly Table[]): Promise<Table | undefined> {
+  for (const table of tables) {
+    const row = await db.selectFrom(table).select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow()
+    if (Number(row.n) > 0) return table
+  }
+  return undefined
+}
+
+/** Rows as an export wrote them, for a table of the same schema version; the engine checks every constraint. */
+export async function insertRows<T extends Table>(db: Db, table: T, rows: readonly Database[T][]): Promise<void> {
+  for (let i = 0; i < rows.length; i += INSERT_BATCH) {
+    await db.insertInto(table).values(rows.slice(i, i + INSERT_BATCH) as never).execute()
+  }
+}
+
+export async function deleteAllSettings(db: Db): Promise<void> {
+  await db.deleteFrom('settings').execute()
+}

@@ -1,0 +1,67 @@
+// Repository records of packs in the API's shape. URLs are made here, once:
+// stored-file URLs like TempUpload's (relative unless PACKS_BASE_URL is set),
+// download URLs always absolute (the in-game updater has no page to resolve
+// them against).
+import type { FastifyRequest } from 'fastify'
+import type { Static } from 'typebox'
+import type { Config } from '../config/index.js'
+import { downloadUrl, fileUrl } from '../http/urls.js'
+import type { CategoryRef, PackDetail, PackRecord, PackSummaryRecord, TagRef, VersionRecord } from './repository.js'
+import type { Category, PackBody, PackSummaryBody, PackTag, PackVersion } from '../api/packs.js'
+
+/** How file ids become URLs for one response. */
+export interface FileUrls {
+  file(fileId: string): string
+  download(fileId: string): string
+}
+
+export function fileUrls(config: Config, request: FastifyRequest): FileUrls {
+  return { file: (id) => fileUrl(config, id), download: (id) => downloadUrl(config, request, id) }
+}
+
+function toCategory(category: CategoryRef | null): Static<typeof Category> | null {
+  return category && { key: category.key, name: category.name, color: category.color }
+}
+
+function toTag(tag: TagRef): Static<typeof PackTag> {
+  return { name: tag.name, category: tag.categoryKey, category_name: tag.categoryName, color: tag.color }
+}
+
+function toVersion(version: VersionRecord, urls: FileUrls): Static<typeof PackVersion> {
+  return {
+    name: version.name,
+    changelog: version.changelog,
+    pack_format: version.packFormat,
+    created_at: version.createdAt,
+    download_url: urls.download(version.fileId),
+  }
+}
+
+function toCommon(pack: PackRecord, urls: FileUrls) {
+  return {
+    namespace: pack.namespace,
+    pack_id: pack.packId,
+    id: `${pack.namespace}:${pack.packId}`,
+    title: pack.title,
+    summary: pack.summary,
+    category: toCategory(pack.category),
+    tags: pack.tags.map(toTag),
+    owner: pack.owner,
+    thumbnail_url: pack.thumbnailFileId === null ? null : urls.file(pack.thumbnailFileId),
+    created_at: pack.createdAt,
+    updated_at: pack.updatedAt,
+  }
+}
+
+export function toPack(pack: PackDetail, urls: FileUrls): PackBody {
+  return {
+    ...toCommon(pack, urls),
+    description: pack.description,
+    media: pack.media.map((m) => ({ url: urls.file(m.fileId), content_type: m.contentType, filename: m.filename })),
+    versions: pack.versions.map((v) => toVersion(v, urls)),
+  }
+}
+
+export function toPackSummary(pack: PackSummaryRecord, urls: FileUrls): PackSummaryBody {
+  return { ...toCommon(pack, urls), latest_version: toVersion(pack.latest, urls) }
+}

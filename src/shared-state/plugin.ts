@@ -1,0 +1,66 @@
+// The 'shared-state' plugin: the one place that decides where what instances
+// must share lives. Without REDIS_URL that is this process's memory; with it,
+// Redis, so every instance counts the same failed password attempts, drops the
+// same stale update-check answers and serves the same statistics snapshot.
+// The Redis client and its adapters are imported only when REDIS_URL is set.
+import fp from 'fastify-plugin'
+import type { FastifyInstance } from 'fastify'
+import { MemoryAttemptLimiter, type AttemptKind, type AttemptLimiter } from '../accounts/limiter.js'
+import { MemoryUpdateCheckCache, type UpdateCheckCache } from '../update-check/cache.js'
+import type { StatsSnapshotBody } from '../api/stats.js'
+import { MemorySnapshotCache, type SnapshotCache } from '../stats/cache.js'
+
+interface SharedState {
+  /** Failed-password counts per client, gate and account passwords apart: guessing one never locks anyone out of the other. */
+  attemptLimiters: Record<AttemptKind, AttemptLimiter>
+  updateCheckCache: UpdateCheckCache
+  statsSnapshotCache: SnapshotCache<StatsSnapshotBody>
+  /** Whether an error means the shared store cannot answer now (a 503, see src/http/errors.ts). */
+  unavailable(error: unknown): boolean
+  close(): Promise<void>
+}
+
+export default fp(async (app) => {
+  const { config } = app
+  const shared = config.redisUrl ? await inRedis(app, config.redisUrl) : inMemory(app)
+  app.decorate('attemptLimiters', shared.attemptLimiters)
+  app.decorate('updateCheckCache', shared.updateCheckCache)
+  app.decorate('statsSnapshotCache', shared.statsSnapshotCache)
+  app.decorate('sharedStateUnavailable', shared.unavailable)
+  app.addHook('onClose', () => shared.close())
+}, { name: 'shared-state', decorators: { fastify: ['config', 'clock'] } })
+
+function inMemory(app: FastifyInstance): SharedState {
+  const { config } = app
+  const limiter = () => new MemoryAttemptLimiter(config.authFailureLimit, config.authFailureWindowMs)
+  return {
+    attemptLimiters: { gate: limiter(), login: limiter() },
+    updateCheckCache: new MemoryUpdateCheckCache(),
+    statsSnapshotCache: new MemorySnapshotCache<StatsSnapshotBody>(config.statsCacheMs, app.clock),
+    unavailable: () => false,
+    close: async () => {},
+  }
+}
+
+async function inRedis(app: FastifyInstance, url: string): Promise<SharedState> {
+  const { config } = app
+  const [{ openRedis, redisUnavailable }, { RedisAttemptLimiter }, { RedisUpdateCheckCache }, { RedisSnapshotCache }] = await Promise.all([
+    import('./redis.js'),
+    import('./redis-limiter.js'),
+    import('./redis-update-check-cache.js'),
+    import('./redis-snapshot-cache.js'),
+  ])
+  // An unreachable or malformed REDIS_URL fails here, before the app listens (a ConfigError line).
+  const redis = await openRedis(url)
+  redis.onError = (error) => app.log.warn({ err: error }, 'redis connection error; retrying')
+  const limiter = (kind: AttemptKind) => new RedisAttemptLimiter(redis.client, kind, config.authFailureLimit, config.authFailureWindowMs)
+  const updateCheckCache = new RedisUpdateCheckCache(redis.client)
+  updateCheckCache.onWriteFailure = (error) => app.log.error({ err: error }, 'could not tell other instances about a new version yet; retried when Redis is back')
+  return {
+    attemptLimiters: { gate: limiter('gate'), login: limiter('login') },
+    updateCheckCache,
+    statsSnapshotCache: new RedisSnapshotCache<StatsSnapshotBody>(redis.client, config.statsCacheMs, 'stats', app.clock),
+    unavailable: redisUnavailable,
+    close: () => redis.close(),
+  }
+}

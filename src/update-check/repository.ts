@@ -1,0 +1,43 @@
+// The update-check's one query. Namespaces and pack ids are stored in lower
+// case, so it takes lower-cased keys and the unique index (namespace, pack_id)
+// serves it directly.
+import type { Db } from '../db/index.js'
+
+/** What the update-check answers. */
+export interface NewestVersionRecord {
+  namespace: string
+  packId: string
+  title: string
+  version: string
+  packFormat: number | null
+  fileId: string
+  createdAt: string
+}
+
+/**
+ * The newest version of a pack (by publication time) with the pack's title.
+ * One query: the unique (namespace, pack_id) index finds the pack,
+ * versions_pack_created gives its newest version.
+ */
+export async function findNewestVersion(db: Db, namespace: string, packId: string): Promise<NewestVersionRecord | undefined> {
+  const row = await db
+    .selectFrom('packs')
+    .innerJoin('versions', 'versions.pack_id', 'packs.id')
+    .select([
+      'packs.namespace', 'packs.pack_id', 'packs.title', 'versions.name', 'versions.pack_format', 'versions.file_id', 'versions.created_at',
+    ])
+    .where('packs.namespace', '=', namespace)
+    .where('packs.pack_id', '=', packId)
+    .orderBy('versions.created_at', 'desc')
+    .limit(1)
+    .executeTakeFirst()
+  return row && {
+    namespace: row.namespace,
+    packId: row.pack_id,
+    title: row.title,
+    version: row.name,
+    packFormat: row.pack_format,
+    fileId: row.file_id,
+    createdAt: row.created_at,
+  }
+}

@@ -1,0 +1,39 @@
+// The in-game update-check (SPEC: GET /api/packs/{namespace}/{pack_id}/latest).
+import { Type } from 'typebox'
+import { noneMatch } from '../http/conditional.js'
+import { publicOrigin } from '../http/urls.js'
+import type { App } from '../http/types.js'
+import { errorResponses } from '../api/common.js'
+import { PackParams } from '../api/packs.js'
+import { PackLatest, type PackLatestBody } from '../api/update-check.js'
+import { fileUrls } from '../packs/mapper.js'
+import { updateCheck } from './service.js'
+
+export default async function updateCheckRoutes(app: App): Promise<void> {
+  app.get('/api/packs/:namespace/:pack_id/latest', {
+    config: { access: 'gate' },
+    schema: {
+      summary: 'Pack update-check',
+      description: 'The newest version of the pack namespace:pack_id, for in-game auto-updaters. Answers with a strong ETag '
+        + 'and Cache-Control: no-cache; send If-None-Match to get 304 while nothing changed.',
+      tags: ['packs'],
+      params: PackParams,
+      response: { 200: PackLatest, 304: Type.Null({ description: 'Not modified: the ETag still matches.' }), ...errorResponses(401, 404) },
+    },
+  }, async (request, reply) => {
+    const { namespace, pack_id: packId } = request.params
+    const answer = await updateCheck(app, namespace, packId, publicOrigin(app.config, request), fileUrls(app.config, request))
+    // Clients may cache, but must ask every time: a new version has to be seen at once.
+    reply.header('etag', answer.etag).header('cache-control', 'no-cache')
+    if (noneMatch(request.headers['if-none-match'], answer.etag)) {
+      // No content, so no Content-Length: a serialised null once claimed 4 bytes that never came, and strict
+      // clients waited for them. Fastify's automatic HEAD route states the length of whatever it is handed
+      // ("0" for nothing), so HEAD is handed the 200's body: its length and type are the only ones RFC 9110
+      // §8.6 allows on a 304, and no body goes out after a HEAD.
+      if (request.method !== 'HEAD') return reply.code(304).send(undefined as never)
+      return reply.code(304).type('application/json; charset=utf-8').send(answer.body as never)
+    }
+    // A string with a JSON content type goes out as is; the response schema still documents it.
+    return reply.type('application/json; charset=utf-8').send(answer.body as unknown as PackLatestBody)
+  })
+}

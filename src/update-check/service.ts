@@ -1,0 +1,60 @@
+// The in-game update-check (SPEC: GET /api/packs/{namespace}/{pack_id}/latest).
+// Every player's game asks on every start, so the answer is served from the
+// cache (./cache.ts) as the exact bytes sent, with their ETag, and computed
+// only after a publish or a new version of its pack has dropped it.
+import { createHash } from 'node:crypto'
+import type { Db } from '../db/index.js'
+import { NotFound } from '../errors.js'
+import { packKey, type UpdateCheckAnswer, type UpdateCheckCache } from './cache.js'
+import { toPackLatest } from './mapper.js'
+import { findNewestVersion } from './repository.js'
+import type { FileUrls } from '../packs/mapper.js'
+
+export interface UpdateCheckDeps {
+  db: Db
+  updateCheckCache: UpdateCheckCache
+}
+
+/**
+ * The answer for the pack, serialised, with its ETag; NotFound when the pack
+ * does not exist. download_url is absolute, so answers are kept per `origin`
+ * (the origin `urls` builds them with). Namespace and pack id are matched
+ * case-insensitively (they are stored in lower case).
+ */
+export async function updateCheck(
+  deps: UpdateCheckDeps,
+  namespace: string,
+  packId: string,
+  origin: string,
+  urls: FileUrls,
+): Promise<NonNullable<UpdateCheckAnswer>> {
+  const lowerNamespace = namespace.toLowerCase()
+  const lowerPackId = packId.toLowerCase()
+  const key = packKey(lowerNamespace, lowerPackId)
+  const cache = deps.updateCheckCache
+  // With REDIS_URL: one small read, so a publish through another instance is seen at once.
+  if (cache.revalidate !== undefined) await cache.revalidate(key)
+  let answer = cache.get(key, origin)
+  if (answer === undefined) {
+    const generation = cache.currentGeneration()
+    const newest = await findNewestVersion(deps.db, lowerNamespace, lowerPackId)
+    answer = newest ? withEtag(JSON.stringify(toPackLatest(newest, urls))) : null
+    cache.set(key, origin, answer, generation)
+  }
+  if (answer === null) throw new NotFound('pack not found')
+  return answer
+}
+
+/**
+ * Drops the pack's cached answers after a publish or a new version (a "not
+ * found" from before it existed included). Awaited before the change is
+ * answered: with REDIS_URL, every instance will then see it.
+ */
+export async function packChanged(cache: UpdateCheckCache, namespace: string, packId: string): Promise<void> {
+  await cache.invalidate(packKey(namespace, packId))
+}
+
+/** The ETag is the hash of exactly the bytes sent, computed once per cached answer. */
+function withEtag(body: string): NonNullable<UpdateCheckAnswer> {
+  return { body, etag: `"${createHash('sha256').update(body).digest('hex').slice(0, 32)}"` }
+}
