@@ -58,7 +58,7 @@ export class Gate {
   /**
    * The answer when it needs no I/O and no scrypt: always for an environment
    * password, and for a stored one already verified and still fresh. Else
-   * undefined, and verifyPassword gives the answer.
+   * undefined, and verifyPasswordCheaply gives the answer.
    */
   verifyPasswordSync(candidate: string): boolean | undefined {
     // Comparing digests keeps the comparison constant-time whatever the lengths.
@@ -71,7 +71,7 @@ export class Gate {
 
   /**
    * The answer when it needs no scrypt (perhaps a read of the stored hash);
-   * undefined when only verifyPassword can tell, at the cost of one scrypt,
+   * undefined when only verifyAdmitted can tell, at the cost of one scrypt,
    * which the caller must count against the client first (accounts/attempts.ts).
    */
   async verifyPasswordCheaply(candidate: string): Promise<boolean | undefined> {
@@ -116,25 +116,6 @@ export class Gate {
     })().finally(() => this.verifying.delete(key))
     this.verifying.set(key, pending)
     return pending
-  }
-
-  async verifyPassword(candidate: string): Promise<boolean> {
-    const known = await this.verifyPasswordCheaply(candidate)
-    if (known !== undefined) return known
-    const hash = await this.currentHash()
-    if (!hash) return false
-    const digest = sha256Hex(candidate)
-    const key = `${digest}|${hash}`
-    // Players whose mods start together after a restart send the same password at once: one scrypt answers them all.
-    // The map holds only checks in flight, each holding a place in passwordWork's bounded queue or about to be refused.
-    let pending = this.verifying.get(key)
-    if (!pending) {
-      pending = this.passwords.verify(candidate, hash).finally(() => this.verifying.delete(key))
-      this.verifying.set(key, pending)
-    }
-    if (!(await pending)) return false
-    this.verified = { hash, candidateDigest: digest }
-    return true
   }
 
   /** The gate cookie's value. Bound to the current password, so changing the password signs everyone out of the gate. */

@@ -5,8 +5,8 @@ import { NotFound } from '../errors.js'
 import type { FileStore } from '../storage/index.js'
 import { listDraftUploads, type PendingUpload } from '../uploads/repository.js'
 import { purgeDrafts, type PurgeLog } from '../uploads/pending.js'
-import { checkDraftData, draftIdOf, parseDraftData, readDraftFields } from './data.js'
-import { findOwnedDraft, listOwnDrafts, saveDraft } from './repository.js'
+import { checkDraftData, draftIdOf, parseDraftData, readDraftFields, type DraftFields } from './data.js'
+import { findDraftOwnerId, findOwnedDraft, listOwnDrafts, saveDraft } from './repository.js'
 
 export interface LoadedDraft {
   /** The saved data, as saved. */
@@ -30,6 +30,34 @@ export async function loadDraft(db: Db, userId: string, draftUuid: string): Prom
   const draft = await findOwnedDraft(db, userId, draftIdOf(draftUuid))
   if (!draft) throw new NotFound('draft not found')
   return { data: parseDraftData(draft.data), uploads: await listDraftUploads(db, userId, draft.id) }
+}
+
+/** A draft as the create page edits it. */
+export interface EditedDraft {
+  /** The saved form's fields; all empty for a draft not saved yet. */
+  fields: DraftFields
+  /** The owner's pending uploads of the draft, oldest first. */
+  uploads: PendingUpload[]
+  /** When it was last saved; null for a draft not saved yet. */
+  savedAt: string | null
+}
+
+/**
+ * The draft the create page edits under this UUID: the caller's, with its
+ * uploads, or an empty one when nobody has saved under it yet (the first
+ * autosave or upload makes the row). Someone else's draft is undefined, so the
+ * page can answer as for any missing page and show nothing of it.
+ */
+export async function draftForEditing(db: Db, userId: string, draftUuid: string): Promise<EditedDraft | undefined> {
+  const draftId = draftIdOf(draftUuid)
+  const ownerId = await findDraftOwnerId(db, draftId)
+  if (ownerId !== undefined && ownerId !== userId) return undefined
+  const draft = ownerId === undefined ? undefined : await findOwnedDraft(db, userId, draftId)
+  return {
+    fields: readDraftFields(draft?.data ?? '{}'),
+    uploads: draft ? await listDraftUploads(db, userId, draftId) : [],
+    savedAt: draft?.updated_at ?? null,
+  }
 }
 
 /**

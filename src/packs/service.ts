@@ -22,9 +22,11 @@ import { packChanged } from '../update-check/service.js'
 import {
   findCategoryIdByKey, findOwnedPackId, findTagIdsByNames, insertPack, insertPackMedia, insertPackTags, insertVersion, listPacks,
   loadPackDetail, newestVersionCreatedAt, packExists, touchOwnedPack, versionNameTaken,
-  type PackDetail, type PackFilter, type PackSummaryRecord,
+  type MediaRef, type PackDetail, type PackFilter, type PackSummaryRecord, type VersionRecord,
 } from './repository.js'
 import { slugify } from './slugs.js'
+
+export type { MediaRef, PackDetail, PackFilter, PackSummaryRecord, VersionRecord }
 
 export const MAX_TITLE_LENGTH = 200
 export const MAX_VERSION_NAME_LENGTH = 100
@@ -47,9 +49,14 @@ export async function listPackPage(
   return listPacks(db, filter, { limit: perPage, offset: (page - 1) * perPage })
 }
 
-/** A pack with everything its page shows; namespace and pack id are matched case-insensitively (they are stored in lower case). */
+/** A pack with everything its page shows, or undefined; namespace and pack id are matched case-insensitively (they are stored in lower case). */
+export async function findPack(db: Db, namespace: string, packId: string): Promise<PackDetail | undefined> {
+  return loadPackDetail(db, namespace.toLowerCase(), packId.toLowerCase())
+}
+
+/** As findPack, for the API: a missing pack is NotFound. */
 export async function getPack(db: Db, namespace: string, packId: string): Promise<PackDetail> {
-  const pack = await loadPackDetail(db, namespace.toLowerCase(), packId.toLowerCase())
+  const pack = await findPack(db, namespace, packId)
   if (!pack) throw new NotFound('pack not found')
   return pack
 }

@@ -1,8 +1,13 @@
 // Tag categories and tags: the rules for creating them (the admin CLI is
-// their only author).
+// their only author), and how the pages show them as colored chips.
 import type { Db } from '../db/index.js'
-import { findCategoryByKey, findTagByName, insertCategory, insertTag, type CategoryRow, type TagRow } from './tags-repository.js'
+import {
+  findCategoryByKey, findTagByName, findTagsWithCategory, findTagWithCategory, insertCategory, insertTag, listCategories as listCategoryRows, mostUsedTags,
+  type CategoryRow, type TagRow, type TagSuggestionRow,
+} from './tags-repository.js'
 import { BadRequest, Conflict, NotFound } from '../errors.js'
+
+export type { CategoryRow, TagSuggestionRow }
 
 export const CATEGORY_KEY_PATTERN = /^[a-z0-9_-]{1,32}$/
 export const COLOR_PATTERN = /^#[0-9a-f]{6}$/i
@@ -46,4 +51,40 @@ export async function createTag(db: Db, name: string, categoryKey: string): Prom
     if (await findTagByName(db, tagName)) throw new Conflict(`tag "${tagName}" already exists`)
     throw error
   }
+}
+
+/** Every category, by name: the pages' category lists and the colors of /assets/categories.css. */
+export async function listCategories(db: Db): Promise<CategoryRow[]> {
+  return listCategoryRows(db)
+}
+
+/**
+ * The browse page's tag filters: the `limit` most used tags, and before them
+ * the `active` one (the filter in use) when it is a tag but not among them, so
+ * it stays visible and can be switched off.
+ */
+export async function filterTags(db: Db, limit: number, active: string): Promise<TagSuggestionRow[]> {
+  const [popular, activeTag] = await Promise.all([
+    mostUsedTags(db, limit),
+    active ? findTagWithCategory(db, active) : Promise.resolve(undefined),
+  ])
+  const tags: TagSuggestionRow[] = [...popular]
+  if (activeTag && !tags.some((t) => t.name.toLowerCase() === activeTag.name.toLowerCase())) tags.unshift(activeTag)
+  return tags
+}
+
+/** A tag name as a chip shows it. */
+export interface ChipTag {
+  name: string
+  /** Category key for the chip's color, or null when the name is no longer a tag of the site. */
+  category: string | null
+}
+
+/** Each name (a draft's tags) as the site spells it, with its category's key; one query for all of them. */
+export async function chipTags(db: Db, names: string[]): Promise<ChipTag[]> {
+  const known = new Map((await findTagsWithCategory(db, names)).map((tag) => [tag.name.toLowerCase(), tag]))
+  return names.map((name) => {
+    const tag = known.get(name.toLowerCase())
+    return { name: tag?.name ?? name, category: tag?.category ?? null }
+  })
 }

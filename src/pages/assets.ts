@@ -2,7 +2,7 @@
 // stylesheet the pages link to.
 import { createHash } from 'node:crypto'
 import { Type } from 'typebox'
-import { listCategories } from '../packs/tags-repository.js'
+import { listCategories } from '../packs/tags.js'
 import { noneMatch } from '../http/conditional.js'
 import type { App } from '../http/types.js'
 import { categoryStylesheet } from '../web/categories.js'

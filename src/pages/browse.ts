@@ -3,8 +3,8 @@
 // link or a GET form, so it works without scripts and every state has a URL.
 import { Type } from 'typebox'
 import { PACKS_PER_PAGE } from '../api/constants.js'
-import { listPacks, type PackFilter, type PackSummaryRecord } from '../packs/repository.js'
-import { findTagWithCategory, listCategories, mostUsedTags, type TagSuggestionRow } from '../packs/tags-repository.js'
+import { listPackPage, type PackFilter, type PackSummaryRecord } from '../packs/service.js'
+import { filterTags, listCategories, type TagSuggestionRow } from '../packs/tags.js'
 import { BadRequest, NotFound } from '../errors.js'
 import { sendPage } from '../web/respond.js'
 import type { App } from '../http/types.js'
@@ -58,19 +58,15 @@ export default async function browsePages(app: App): Promise<void> {
   app.get('/', { config: { access: 'gate' }, schema: { hide: true, querystring: BrowseQuery } }, async (request, reply) => {
     const state = parseBrowseQuery(request.query)
     const filter: PackFilter = { q: state.q || undefined, tag: state.tag || undefined, category: state.category || undefined }
-    const [{ items, total }, categories, popular, activeTag] = await Promise.all([
-      listPacks(app.db, filter, { limit: PACKS_PER_PAGE, offset: (state.page - 1) * PACKS_PER_PAGE }),
+    const [{ items, total }, categories, tags] = await Promise.all([
+      listPackPage(app.db, filter, state.page, PACKS_PER_PAGE),
       listCategories(app.db),
-      mostUsedTags(app.db, FILTER_TAGS),
-      state.tag ? findTagWithCategory(app.db, state.tag) : Promise.resolve(undefined),
+      filterTags(app.db, FILTER_TAGS, state.tag),
     ])
     const pages = Math.max(1, Math.ceil(total / PACKS_PER_PAGE))
     if (state.page > pages) {
       throw new NotFound(`there is no page ${state.page} of these packs; the last one is page ${pages}`)
     }
-    // The active tag stays visible (and can be switched off) even when it is not among the most used.
-    const tags: TagSuggestionRow[] = [...popular]
-    if (activeTag && !tags.some((t) => t.name.toLowerCase() === activeTag.name.toLowerCase())) tags.unshift(activeTag)
 
     const view: BrowseView = {
       state,

@@ -5,11 +5,9 @@
 import { randomUUID } from 'node:crypto'
 import { Type } from 'typebox'
 import type { UploadKind } from '../api/constants.js'
-import { findDraftOwnerId, findOwnedDraft } from '../drafts/repository.js'
-import { listDrafts, type DraftSummary } from '../drafts/service.js'
-import { readDraftFields, type DraftFields } from '../drafts/data.js'
-import { findTagsWithCategory, listCategories, type CategoryRow } from '../packs/tags-repository.js'
-import { listDraftUploads } from '../uploads/repository.js'
+import { draftForEditing, listDrafts, type DraftSummary } from '../drafts/service.js'
+import type { DraftFields } from '../drafts/data.js'
+import { chipTags, listCategories, type CategoryRow, type ChipTag } from '../packs/tags.js'
 import { NotFound } from '../errors.js'
 import { describeAllowed } from '../uploads/filetypes.js'
 import { formatBytes } from '../web/format.js'
@@ -26,12 +24,6 @@ const DraftParams = Type.Object({ draft: Type.String() })
 /** What the form shows: the draft's saved members, each as text (anything else in the saved data is ignored). */
 type FormValues = DraftFields
 
-interface ChipTag {
-  name: string
-  /** Category key for the chip's color, or null when the name is no longer a tag of the site. */
-  category: string | null
-}
-
 export default async function createPages(app: App): Promise<void> {
   app.get('/create/', { config: { access: 'user' }, schema: { hide: true } }, async (_request, reply) => {
     // A fresh draft id: the draft row itself is made by the first autosave or upload.
@@ -42,17 +34,15 @@ export default async function createPages(app: App): Promise<void> {
     const raw = request.params.draft
     if (!isUuid(raw)) throw new NotFound('not found')
     const draftId = raw.toLowerCase()
-    const user = request.user!
-    const ownerId = await findDraftOwnerId(app.db, draftId)
+    const draft = await draftForEditing(app.db, request.user!.id, draftId)
     // Someone else's draft looks like any missing page: nothing about it is shown.
-    if (ownerId !== undefined && ownerId !== user.id) throw new NotFound('not found')
-    const draft = ownerId === undefined ? undefined : await findOwnedDraft(app.db, user.id, draftId)
-    const values = readDraftFields(draft?.data ?? '{}')
-    const uploads = draft ? (await listDraftUploads(app.db, user.id, draftId)).map((u) => toTempUpload(app.config, u)) : []
+    if (!draft) throw new NotFound('not found')
+    const values = draft.fields
+    const uploads = draft.uploads.map((u) => toTempUpload(app.config, u))
     const categories = await listCategories(app.db)
-    const tags = await chipTags(app, values.tags)
+    const tags = await chipTags(app.db, values.tags)
     const body = createForm({
-      draftId, values, tags, categories, uploads, savedAt: draft?.updated_at ?? null, limits: app.config.uploadLimits,
+      draftId, values, tags, categories, uploads, savedAt: draft.savedAt, limits: app.config.uploadLimits,
     })
     return sendPage(app, request, reply, { title: values.title.trim() || 'Create a pack', body, scripts: ['create'] })
   })
@@ -60,15 +50,6 @@ export default async function createPages(app: App): Promise<void> {
   app.get('/drafts/', { config: { access: 'user' }, schema: { hide: true } }, async (request, reply) => {
     const drafts = await listDrafts(app.db, request.user!.id)
     return sendPage(app, request, reply, { title: 'My drafts', body: draftsList(drafts), scripts: ['drafts'] })
-  })
-}
-
-/** Each saved tag name with its category's key, for the chip's color; one query for all of them. */
-async function chipTags(app: App, names: string[]): Promise<ChipTag[]> {
-  const known = new Map((await findTagsWithCategory(app.db, names)).map((tag) => [tag.name.toLowerCase(), tag]))
-  return names.map((name) => {
-    const tag = known.get(name.toLowerCase())
-    return { name: tag?.name ?? name, category: tag?.category ?? null }
   })
 }
 

@@ -3,10 +3,9 @@
 // link; for its owner, the form that uploads a new version
 // (src/web/client/pages/pack.ts sends it to the API with a progress bar).
 import { Type } from 'typebox'
-import { loadPackDetail, type MediaRef, type PackDetail, type VersionRecord } from '../packs/repository.js'
+import { MAX_VERSION_NAME_LENGTH, findPack, type MediaRef, type PackDetail, type VersionRecord } from '../packs/service.js'
 import { NotFound } from '../errors.js'
 import { renderDescription } from '../web/markdown.js'
-import { MAX_VERSION_NAME_LENGTH } from '../packs/service.js'
 import { sendPage } from '../web/respond.js'
 import type { App } from '../http/types.js'
 import { downloadUrl, fileUrl } from '../http/urls.js'
@@ -24,7 +23,7 @@ export default async function packPages(app: App): Promise<void> {
     // Stored in lower case; the page answers to any case, like the API.
     const namespace = request.params.namespace.toLowerCase()
     const packId = request.params.pack_id.toLowerCase()
-    const pack = await loadPackDetail(app.db, namespace, packId)
+    const pack = await findPack(app.db, namespace, packId)
     if (!pack) throw new NotFound(`there is no pack "${namespace}:${packId}"`)
     const user = request.user
     const view: PackView = {
