@@ -12,6 +12,7 @@
 //   3  http/ (plumbing), web/ (rendering; web/client/ imports only itself and api/constants.ts)
 //   4  the resources: files, uploads, drafts, autocomplete, update-check, stats, packs, accounts
 //   5  shared-state/ (memory or Redis for what instances share), maintenance/, pages/
+//      (pages/ import no *repository* module, not even a type: they call services)
 //   6  app.ts, server.ts, cli.ts
 import fs from 'node:fs'
 import path from 'node:path'
@@ -78,6 +79,12 @@ for (const file of sourceFiles(SRC)) {
   if (rel.startsWith('api/')) {
     for (const [specifier, target] of runtimeImports(file, true)) {
       if (target !== null && !path.relative(SRC, target).startsWith('api')) problems.push(`${rel}: api/ imports ${specifier} (even a type import ties the API to the server)`)
+    }
+  }
+  // Pages are routes too: they reach the data through services, never a repository, not even for a type.
+  if (rel.startsWith('pages/')) {
+    for (const [specifier, target] of runtimeImports(file, true)) {
+      if (target !== null && path.basename(target).includes('repository')) problems.push(`${rel}: a page imports ${specifier} (call a service instead)`)
     }
   }
   for (const [specifier, target] of runtimeImports(file)) {

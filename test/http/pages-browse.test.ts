@@ -3,8 +3,9 @@
 import assert from 'node:assert/strict'
 import { setTimeout as delay } from 'node:timers/promises'
 import { after, before, describe, test } from 'node:test'
-import { makeSite, type TestSite, type TestUser } from '../helpers/app.js'
+import { makeSite, siteWith, type TestSite, type TestUser } from '../helpers/app.js'
 import { datapack, multipart } from '../helpers/fixtures.js'
+import { createTag } from '../../src/packs/tags.js'
 import { publishPack, seedTags, type PackJson } from '../helpers/packs.js'
 
 const HTML = { accept: 'text/html,application/xhtml+xml' }
@@ -44,9 +45,7 @@ describe('browse page', () => {
   let quest: PackJson
 
   before(async () => {
-    site = await makeSite()
-    alice = await site.user('alice')
-    bob = await site.user('bob')
+    ;({ site, alice, bob } = await siteWith({ users: ['alice', 'bob'] }))
     await seedTags(site)
     await publishInOrder(site, alice, { title: 'Castle Walls', summary: 'Stone walls', category: 'theme', tags: ['Medieval'] })
     await publishInOrder(site, bob, { title: 'Rocket Parts', summary: 'Go up', category: 'theme', tags: ['Space', 'Adventure'] })
@@ -147,6 +146,31 @@ describe('browse page', () => {
     assert.ok(filters.indexOf('?tag=Adventure') < filters.indexOf('?tag=Medieval'))
     // The categories stylesheet that colors them is linked.
     assert.match(res.body, /<link rel="stylesheet" href="\/assets\/categories.css">/)
+  })
+
+  test('a tag on no pack is no filter chip, until it is the active filter: then it comes first, selected', async () => {
+    await createTag(site.app.db, 'Underwater', 'theme')
+    const filtersOf = (body: string) => body.slice(body.indexOf('<section class="filters"'), body.indexOf('</section>', body.indexOf('<section class="filters"')))
+    assert.doesNotMatch(filtersOf((await browse(site, '/')).body), /Underwater/)
+    const res = await browse(site, '/?tag=underwater')
+    assert.equal(res.statusCode, 200)
+    const filters = filtersOf(res.body)
+    // Shown as the site spells it, in its category's color, and the link switches it off.
+    assert.match(filters, /<h2 class="filter-label" id="filter-tags">Popular tags<\/h2><ul class="chips" aria-labelledby="filter-tags"><li><a class="chip cat-theme selected" href="\/" aria-current="true"><span aria-hidden="true">✓<\/span>Underwater<\/a><\/li><li>/)
+    assert.match(res.body, /No packs match/)
+  })
+
+  test('/assets/categories.css colors each category, revalidated by its ETag', async () => {
+    const res = await site.app.inject({ url: '/assets/categories.css', headers: site.gate })
+    assert.equal(res.statusCode, 200)
+    assert.equal(res.headers['content-type'], 'text/css; charset=utf-8')
+    assert.equal(res.headers['cache-control'], 'no-cache')
+    assert.equal(res.body, '.cat-kind{--chip-bg:#0055aa;--chip-fg:#ffffff}\n.cat-theme{--chip-bg:#aa5500;--chip-fg:#ffffff}\n')
+    const etag = String(res.headers.etag)
+    const again = await site.app.inject({ url: '/assets/categories.css', headers: { ...site.gate, 'if-none-match': etag } })
+    assert.equal(again.statusCode, 304)
+    assert.equal(again.body, '')
+    assert.equal(again.headers.etag, etag)
   })
 
   test('bad page parameters give a clear 400 page, never a 500', async () => {
