@@ -1,58 +1,45 @@
-// The admin CLI as scripts use it: `node bin/packs.js …` in a child process on
-// a fresh data directory, its effects checked through the real app built on
-// the same directory (and, when PACKS_TEST_DATABASE_URL is set, the same fresh
-// PostgreSQL database: see helpers/database.ts).
+// The admin CLI on a fresh data directory, its effects checked through the
+// real app built on the same directory (and, when PACKS_TEST_DATABASE_URL is
+// set, the same fresh PostgreSQL database: see helpers/database.ts). The
+// commands run through the CLI's own main() in this process (helpers/server.ts
+// runCli), which is what `npx packs` runs minus the process start; what only a
+// process shows (the exit code the shell sees, stderr without a stack, `npx
+// packs` loading at all) is checked on real `node bin/packs.js` processes.
+// Files stay on the local disk on every backend combination: the doctor test
+// plants debris with an old mtime, which an S3 object cannot be given
+// (test/http/doctor.test.ts covers the doctor on S3).
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { createHash, randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config/index.js'
 import type { App } from '../src/http/types.js'
 import { expectError } from './helpers/app.js'
 import { createTestDatabase, type TestDatabase } from './helpers/database.js'
 import { datapack, multipart, png } from './helpers/fixtures.js'
+import { lastLine, runCli, TEST_HASH_COST, type CliResult } from './helpers/server.js'
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const GATE = 'env-gate-password'
-
-interface Run {
-  code: number | null
-  stdout: string
-  stderr: string
-}
 
 // The site's database when it is not the SQLite file in the data directory.
 let database: TestDatabase = { url: undefined, drop: async () => {} }
 const databaseEnv = (): Record<string, string> => (database.url ? { DATABASE_URL: database.url } : {})
 
-function packs(dataDir: string, args: string[], extraEnv: Record<string, string> = {}): Promise<Run> {
-  const env: NodeJS.ProcessEnv = { ...process.env }
-  // The CLI must not pick up the runner's own settings.
-  for (const name of ['DATABASE_URL', 'STORAGE_URL', 'PORT', 'PACKS_BASE_URL', 'PACKS_MASTER_PASSWORD']) delete env[name]
-  Object.assign(env, { PACKS_DATA_DIR: dataDir }, databaseEnv(), extraEnv)
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['bin/packs.js', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
-    child.on('error', reject)
-    child.on('close', (code) => resolve({ code, stdout, stderr }))
-  })
+/** `packs <args>` on the site in `dataDir`, in this process; `process: true` runs `node bin/packs.js` instead. */
+function packs(dataDir: string, args: string[], extraEnv: Record<string, string> = {}, options: { process?: boolean } = {}): Promise<CliResult> {
+  return runCli(args, undefined, { PACKS_DATA_DIR: dataDir, ...databaseEnv(), ...extraEnv }, options)
 }
 
-function ok(run: Run): Run {
+function ok(run: CliResult): CliResult {
   assert.equal(run.code, 0, `exit 0 expected; stderr: ${run.stderr}`)
   return run
 }
 
 /** A refused command: exit 1 and exactly one line on stderr, no stack frames. */
-function refused(run: Run, pattern: RegExp): void {
+function refused(run: CliResult, pattern: RegExp): void {
   assert.equal(run.code, 1, `exit 1 expected; stdout: ${run.stdout} stderr: ${run.stderr}`)
   const lines = run.stderr.split('\n').filter((l) => l !== '')
   assert.equal(lines.length, 1, `one line on stderr, got: ${run.stderr}`)
@@ -60,17 +47,17 @@ function refused(run: Run, pattern: RegExp): void {
   assert.doesNotMatch(run.stderr, /^\s+at /m)
 }
 
-function usageError(run: Run, pattern: RegExp): void {
+function usageError(run: CliResult, pattern: RegExp): void {
   assert.equal(run.code, 2, `exit 2 expected; stderr: ${run.stderr}`)
   assert.match(run.stderr, pattern)
   assert.match(run.stderr, /usage: packs/)
   assert.doesNotMatch(run.stderr, /^\s+at /m)
 }
 
-async function appOn(dataDir: string, masterPassword?: string): Promise<App> {
-  const env: Record<string, string> = { PACKS_DATA_DIR: dataDir, ...databaseEnv() }
-  if (masterPassword) env.PACKS_MASTER_PASSWORD = masterPassword
-  const app = await buildApp(loadConfig(env), { logger: false, sweep: false })
+async function appOn(dataDir: string, masterPassword?: string, env: Record<string, string> = databaseEnv()): Promise<App> {
+  const settings: Record<string, string> = { PACKS_DATA_DIR: dataDir, PACKS_PASSWORD_HASH_COST: TEST_HASH_COST, ...env }
+  if (masterPassword) settings.PACKS_MASTER_PASSWORD = masterPassword
+  const app = await buildApp(loadConfig(settings), { logger: false, sweep: false })
   await app.ready()
   return app
 }
@@ -86,27 +73,31 @@ describe('packs CLI', () => {
     fs.rmSync(dataDir, { recursive: true, force: true })
   })
 
-  test('help lists every command and exits 0', async () => {
-    for (const args of [['help'], ['--help'], []]) {
-      const run = ok(await packs(dataDir, args))
-      for (const command of ['user create', 'user set-staff', 'token create', 'category create', 'tag create', 'master-password set']) {
-        assert.ok(run.stdout.includes(`packs ${command}`), `help for ${args.join(' ')} mentions ${command}`)
+  test('help lists every command and exits 0 (`npx packs` with no arguments: a real process)', async () => {
+    const runs = [ok(await packs(dataDir, [], {}, { process: true }))]
+    for (const args of [['help'], ['--help']]) runs.push(ok(await packs(dataDir, args)))
+    for (const [index, run] of runs.entries()) {
+      for (const command of ['user create', 'user set-staff', 'token create', 'category create', 'tag create', 'master-password set', 'export', 'import', 'doctor']) {
+        assert.ok(run.stdout.includes(`packs ${command}`), `help #${index} mentions ${command}`)
       }
+      assert.equal(run.stderr, '')
     }
+    assert.equal(runs[1]!.stdout, runs[0]!.stdout, 'the same help in and out of a process')
+    const one = ok(await packs(dataDir, ['user', 'create', '--help']))
+    assert.match(one.stdout, /^usage: packs user create <username> --password <password> \[--staff\]\n/)
   })
 
   test('creates users, tokens, categories and tags that the server then uses', async () => {
     // A fresh data directory: the CLI runs before any server has created the database.
     const created = ok(await packs(dataDir, ['user', 'create', 'Alice', '--password', 'alice-secret-pw']))
-    assert.match(created.stdout, /Alice/)
-    ok(await packs(dataDir, ['user', 'create', 'bob', '--password', 'bob-secret-pw', '--staff']))
+    assert.equal(created.stdout, 'created user Alice\n')
+    assert.equal(ok(await packs(dataDir, ['user', 'create', 'bob', '--password', 'bob-secret-pw', '--staff'])).stdout, 'created staff user bob\n')
     ok(await packs(dataDir, ['user', 'create', 'carol', '--password', 'carol-secret-pw']))
     const tokenRun = ok(await packs(dataDir, ['token', 'create', 'Alice', '--name', 'laptop']))
-    const lines = tokenRun.stdout.trimEnd().split('\n')
-    const token = lines.at(-1)!
+    const token = lastLine(tokenRun.stdout)
     assert.match(token, /^\S{20,}$/, 'the last line is the raw token alone')
-    ok(await packs(dataDir, ['user', 'set-staff', 'alice', 'true']))
-    ok(await packs(dataDir, ['user', 'set-staff', 'bob', 'false']))
+    assert.equal(ok(await packs(dataDir, ['user', 'set-staff', 'alice', 'true'])).stdout, 'Alice is now staff\n')
+    assert.equal(ok(await packs(dataDir, ['user', 'set-staff', 'bob', 'false'])).stdout, 'bob is no longer staff\n')
     ok(await packs(dataDir, ['category', 'create', 'textures', '--name', 'Texture Packs', '--color', '#A1B2C3']))
     ok(await packs(dataDir, ['tag', 'create', 'Cozy Cottage', '--category', 'textures']))
 
@@ -129,7 +120,7 @@ describe('packs CLI', () => {
       const stats = await app.inject({ method: 'GET', url: '/api/stats/', headers: auth })
       assert.equal(stats.statusCode, 200, 'set-staff true makes the statistics available')
 
-      const bobToken = ok(await packs(dataDir, ['token', 'create', 'bob'])).stdout.trimEnd().split('\n').at(-1)!
+      const bobToken = lastLine(ok(await packs(dataDir, ['token', 'create', 'bob'])).stdout)
       const bobStats = await app.inject({ method: 'GET', url: '/api/stats/', headers: { authorization: `Bearer bob ${bobToken}` } })
       expectError(bobStats, 403)
 
@@ -153,22 +144,27 @@ describe('packs CLI', () => {
   })
 
   test('refuses taken or invalid names, unknown users and categories, bad colors: exit 1, one line', async () => {
-    // Independent refusals: run side by side to keep the suite quick.
-    await Promise.all([
-      packs(dataDir, ['user', 'create', 'ALICE', '--password', 'another-password']).then((run) => refused(run, /taken/)),
-      packs(dataDir, ['user', 'create', 'no spaces', '--password', 'another-password']).then((run) => refused(run, /username/)),
-      packs(dataDir, ['user', 'create', 'x'.repeat(33), '--password', 'another-password']).then((run) => refused(run, /username/)),
-      packs(dataDir, ['user', 'create', 'dave', '--password', 'short']).then((run) => refused(run, /password/)),
-      packs(dataDir, ['user', 'set-staff', 'nobody', 'true']).then((run) => refused(run, /nobody/)),
-      packs(dataDir, ['token', 'create', 'nobody']).then((run) => refused(run, /nobody/)),
-      packs(dataDir, ['category', 'create', 'colors', '--name', 'Colors', '--color', 'red']).then((run) => refused(run, /color/)),
-      packs(dataDir, ['category', 'create', 'colors', '--name', 'Colors', '--color', '#12345']).then((run) => refused(run, /color/)),
-      packs(dataDir, ['category', 'create', 'Bad Key', '--name', 'Bad', '--color', '#123456']).then((run) => refused(run, /key/)),
-      packs(dataDir, ['category', 'create', 'textures', '--name', 'Again', '--color', '#123456']).then((run) => refused(run, /exists/)),
-      packs(dataDir, ['tag', 'create', 'cozy', '--category', 'nope']).then((run) => refused(run, /nope/)),
-      packs(dataDir, ['tag', 'create', 'COZY COTTAGE', '--category', 'textures']).then((run) => refused(run, /exists/)),
-      packs(dataDir, ['tag', 'create', 'x'.repeat(33), '--category', 'textures']).then((run) => refused(run, /tag name/)),
-    ])
+    const cases: [string[], RegExp][] = [
+      [['user', 'create', 'ALICE', '--password', 'another-password'], /taken/],
+      [['user', 'create', 'no spaces', '--password', 'another-password'], /username/],
+      [['user', 'create', 'x'.repeat(33), '--password', 'another-password'], /username/],
+      [['user', 'create', 'dave', '--password', 'short'], /password/],
+      [['user', 'set-staff', 'nobody', 'true'], /nobody/],
+      [['token', 'create', 'nobody'], /nobody/],
+      [['category', 'create', 'colors', '--name', 'Colors', '--color', 'red'], /color/],
+      [['category', 'create', 'colors', '--name', 'Colors', '--color', '#12345'], /color/],
+      [['category', 'create', 'Bad Key', '--name', 'Bad', '--color', '#123456'], /key/],
+      [['category', 'create', 'textures', '--name', 'Again', '--color', '#123456'], /exists/],
+      [['tag', 'create', 'cozy', '--category', 'nope'], /nope/],
+      [['tag', 'create', 'COZY COTTAGE', '--category', 'textures'], /exists/],
+      [['tag', 'create', 'x'.repeat(33), '--category', 'textures'], /tag name/],
+    ]
+    // One after another: in one process, SQLite writers would wait on each other's locks.
+    for (const [args, pattern] of cases) {
+      const run = await packs(dataDir, args)
+      refused(run, pattern)
+      assert.equal(run.stdout, '', `packs ${args.join(' ')} prints nothing on stdout`)
+    }
 
     const app = await appOn(dataDir, GATE)
     try {
@@ -183,16 +179,24 @@ describe('packs CLI', () => {
   })
 
   test('usage errors: exit 2 with usage on stderr', async () => {
-    await Promise.all([
-      packs(dataDir, ['frobnicate']).then((run) => usageError(run, /unknown command/)),
-      packs(dataDir, ['user', 'delete', 'alice']).then((run) => usageError(run, /unknown command/)),
-      packs(dataDir, ['user', 'create', 'erin']).then((run) => usageError(run, /--password/)),
-      packs(dataDir, ['user', 'create', '--password', 'erin-password']).then((run) => usageError(run, /username/)),
-      packs(dataDir, ['user', 'set-staff', 'alice', 'maybe']).then((run) => usageError(run, /true or false/)),
-      packs(dataDir, ['token', 'create', 'alice', '--staff']).then((run) => usageError(run, /--staff/)),
-      packs(dataDir, ['category', 'create', 'misc', '--name', 'Misc']).then((run) => usageError(run, /--color/)),
-      packs(dataDir, ['master-password', 'set']).then((run) => usageError(run, /password/)),
-    ])
+    usageError(await packs(dataDir, ['frobnicate'], {}, { process: true }), /unknown command/)
+    const cases: [string[], RegExp][] = [
+      [['frobnicate'], /unknown command/],
+      [['user', 'delete', 'alice'], /unknown command/],
+      [['user', 'create', 'erin'], /--password/],
+      [['user', 'create', '--password', 'erin-password'], /username/],
+      [['user', 'set-staff', 'alice', 'maybe'], /true or false/],
+      [['token', 'create', 'alice', '--staff'], /--staff/],
+      [['token', 'create', 'alice', '--name', 'x'.repeat(65)], /--name must be 1-64 characters/],
+      [['category', 'create', 'misc', '--name', 'Misc'], /--color/],
+      [['master-password', 'set'], /password/],
+      [['master-password', 'set', '   '], /must not be empty/],
+    ]
+    for (const [args, pattern] of cases) {
+      const run = await packs(dataDir, args)
+      usageError(run, pattern)
+      assert.equal(run.stdout, '')
+    }
   })
 
   test('master-password set replaces the gate password', async () => {
@@ -228,7 +232,8 @@ describe('packs CLI', () => {
   })
 
   test('a bad configuration is one line and exit 1', async () => {
-    refused(await packs(dataDir, ['user', 'create', 'frank', '--password', 'frank-password'], { DATABASE_URL: 'mysql://nope' }), /DATABASE_URL/)
+    // In a real process, as a shell script sees it: exit 1 and one line, not a stack from module loading.
+    refused(await packs(dataDir, ['user', 'create', 'frank', '--password', 'frank-password'], { DATABASE_URL: 'mysql://nope' }, { process: true }), /DATABASE_URL/)
     // Nothing listens on port 1: the refused connection is reported, not a stack.
     refused(
       await packs(dataDir, ['user', 'create', 'frank', '--password', 'frank-password'], { DATABASE_URL: 'postgres://packs@127.0.0.1:1/packs' }),
@@ -258,8 +263,8 @@ describe('packs export, import and doctor', () => {
   before(async () => {
     source = await newSite()
     ok(await packs(source.dir, ['user', 'create', 'erin', '--password', 'erin-password'], source.env))
-    const token = ok(await packs(source.dir, ['token', 'create', 'erin'], source.env)).stdout.trimEnd().split('\n').at(-1)!
-    const app = await buildApp(loadConfig({ PACKS_DATA_DIR: source.dir, PACKS_MASTER_PASSWORD: GATE, ...source.env }), { logger: false, sweep: false })
+    const token = lastLine(ok(await packs(source.dir, ['token', 'create', 'erin'], source.env)).stdout)
+    const app = await appOn(source.dir, GATE, source.env)
     try {
       for (const kind of ['thumbnail', 'media']) {
         const body = multipart([{ name: 'kind', value: kind }, { name: 'file', value: png(2, 2), filename: 'a.png' }])
@@ -302,7 +307,7 @@ describe('packs export, import and doctor', () => {
     const stored = fs.existsSync(path.join(target.dir, 'files')) ? (fs.readdirSync(path.join(target.dir, 'files'), { recursive: true }) as string[]) : []
     assert.deepEqual(stored.filter((p) => fs.statSync(path.join(target.dir, 'files', p)).isFile()), [])
     // The same site takes the complete export.
-    ok(await packs(target.dir, ['import', exportDir], target.env))
+    assert.match(ok(await packs(target.dir, ['import', exportDir], target.env)).stdout, /^imported \d+ rows and 2 files \(\d+ bytes\) from .*; every file's SHA-256 matched\n$/)
     ok(await packs(target.dir, ['doctor'], target.env))
   })
 
@@ -324,7 +329,8 @@ describe('packs export, import and doctor', () => {
     fs.mkdirSync(path.join(files, young.slice(0, 2)), { recursive: true })
     fs.writeFileSync(path.join(files, young.slice(0, 2), young), 'an upload in progress, maybe')
 
-    const found = await packs(source.dir, ['doctor'], source.env)
+    // In a real process: exit 1 for "problems found" is what a cron job or a monitor reads.
+    const found = await packs(source.dir, ['doctor'], source.env, { process: true })
     assert.equal(found.code, 1, found.stderr)
     assert.match(found.stdout, new RegExp(`^found {4}orphan-object ${orphan}: 15 bytes stored .* with no file row; packs doctor --repair removes it$`, 'm'))
     assert.match(found.stdout, new RegExp(`^found {4}unfinished-write ${partial.replace(/\./g, '\\.')}: 15 bytes, last written`, 'm'))
@@ -340,10 +346,10 @@ describe('packs export, import and doctor', () => {
     usageError(await packs(source.dir, ['doctor', '--min-age', 'soon'], source.env), /--min-age: "soon" is not a duration/)
 
     // The bytes of a published version, gone: reported, never repaired by removing the version.
-    const app = await buildApp(loadConfig({ PACKS_DATA_DIR: source.dir, PACKS_MASTER_PASSWORD: GATE, ...source.env }), { logger: false, sweep: false })
+    const app = await appOn(source.dir, GATE, source.env)
     let versionFile: string
     try {
-      const token = ok(await packs(source.dir, ['token', 'create', 'erin'], source.env)).stdout.trimEnd().split('\n').at(-1)!
+      const token = lastLine(ok(await packs(source.dir, ['token', 'create', 'erin'], source.env)).stdout)
       const auth = { authorization: `Bearer erin ${token}` }
       const draft = randomUUID()
       const saved = await app.inject({ method: 'POST', url: '/api/draft/', headers: auth, payload: { draft, data: { title: 'Doctor Pack', version_name: '1.0' } } })
@@ -361,6 +367,6 @@ describe('packs export, import and doctor', () => {
     const lost = await packs(source.dir, ['doctor', '--repair'], source.env)
     assert.equal(lost.code, 1)
     assert.match(lost.stdout, new RegExp(`^PROBLEM  missing-bytes ${versionFile}: PUBLISHED file .* of version erin:doctor-pack 1\\.0 has no stored bytes: downloads of it fail; restore key ${versionFile} from a backup of the store$`, 'm'))
-    assert.match(lost.stderr, /^packs: 1 problem remains after repair$/m)
+    assert.equal(lost.stderr, 'packs: 1 problem remains after repair\n')
   })
 })

@@ -1,3 +1,4 @@
+// backends: sqlite — pages are backend-independent; test/http/pages-*.test.ts cover them on every backend
 // Accounts in Chromium: sign up, sign out, sign in, change password; the
 // sign-in form by keyboard alone; the staff statistics page for staff and its
 // 403 page for others; and the gate's wrong-password and rate-limit messages.

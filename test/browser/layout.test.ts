@@ -1,3 +1,4 @@
+// backends: sqlite — pages are backend-independent; test/http/pages-*.test.ts cover them on every backend
 // Every main page at 360 px (a small phone): no horizontal scrolling, nothing
 // interactive off-screen, every form control labelled, a visible focus ring
 // when moving by keyboard, and not one request to another origin (the site
@@ -35,9 +36,42 @@ function inspect(page: Page): Promise<LayoutReport> {
   })
 }
 
+const inFlight = new WeakMap<Page, Set<unknown>>()
+
+/** Counts the page's requests still under way (from the first call on). */
+function trackRequests(page: Page): Set<unknown> {
+  let open = inFlight.get(page)
+  if (!open) {
+    const pending = new Set<unknown>()
+    page.on('request', (request) => { pending.add(request) })
+    page.on('requestfinished', (request) => { pending.delete(request) })
+    page.on('requestfailed', (request) => { pending.delete(request) })
+    inFlight.set(page, pending)
+    open = pending
+  }
+  return open
+}
+
+/**
+ * Loaded, and what the page's script fetched after the load has arrived and
+ * been drawn: no request under way across two animation frames. (Playwright's
+ * "networkidle" waits half a second of silence on every page instead.)
+ */
+async function settled(page: Page): Promise<void> {
+  const pending = trackRequests(page)
+  await page.waitForLoadState('load')
+  const deadline = Date.now() + 10_000
+  for (;;) {
+    while (pending.size > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10))
+    await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))))
+    if (pending.size === 0 || Date.now() >= deadline) return
+  }
+}
+
 async function expectPhoneFriendly(page: Page, path: string): Promise<void> {
+  trackRequests(page)
   await page.goto(path)
-  await page.waitForLoadState('networkidle')
+  await settled(page)
   const report = await inspect(page)
   assert.ok(report.scrollWidth <= report.viewport, `${path}: page is ${report.scrollWidth}px wide in a ${report.viewport}px viewport`)
   assert.deepEqual(report.offscreen, [], `${path}: controls outside the viewport`)

@@ -1,3 +1,4 @@
+// backends: sqlite — pages are backend-independent; test/http/pages-*.test.ts cover them on every backend
 // The pack page and the browse page in Chromium: copy the id to the
 // clipboard, upload a new version through the owner's form with a progress
 // bar, see the server's 409 / 400 next to the form, the form hidden from

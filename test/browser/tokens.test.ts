@@ -1,3 +1,4 @@
+// backends: sqlite — pages are backend-independent; test/http/pages-*.test.ts cover them on every backend
 // Settings → API tokens in Chromium: create a token, copy its header line,
 // use it from a script (Node's fetch, no cookies), revoke it in the page, and
 // see the script refused at once.
@@ -87,9 +88,14 @@ describe('API tokens page in a browser', { timeout: 120_000 }, () => {
     assert.match(await row.innerText(), /never\s+never/, 'never used, never expires')
     const header = (await page.locator('#new-token-header').innerText()).replace(/^Authorization: /, '')
 
-    page.once('dialog', (dialog) => void dialog.dismiss())
+    const revocations: string[] = []
+    page.on('request', (request) => { if (request.method() === 'DELETE') revocations.push(request.url()) })
+    const dismissed = page.waitForEvent('dialog').then((dialog) => dialog.dismiss())
     await row.getByRole('button', { name: 'Revoke' }).click()
-    await page.waitForTimeout(200)
+    await dismissed
+    // A round trip to the page after the dismissal: the click handler has finished, and a request it sent would have been seen.
+    await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 0)))
+    assert.deepEqual(revocations, [], 'nothing was sent')
     assert.equal(await row.count(), 1, 'still listed')
     assert.equal((await fetch(site.url('/api/me/'), { headers: { authorization: header } })).status, 200)
 

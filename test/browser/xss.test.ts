@@ -1,3 +1,4 @@
+// backends: sqlite — pages are backend-independent; test/http/pages-*.test.ts cover them on every backend
 // Stored XSS in a real browser: a pack whose every text field carries script
 // payloads is shown on the browse page and its own page as plain text; no
 // payload runs (window.__xss stays unset, no dialog opens), no <script> or

@@ -7,10 +7,12 @@
 // left; once it is back, the same process serves again without a restart (the
 // S3 client, the pg Pool and node-redis reconnect by themselves).
 //
-// Every part runs on every backend selection: the storage outages on the
-// suite's database, the database outages on the suite's storage. PostgreSQL
-// and Redis outages use a server of their own (test/helpers/pg-cluster.ts,
-// test/helpers/redis.ts), since stopping the shared one would fail other tests.
+// Each backend combination takes down its own backends: the sqlite one the
+// files directory and the SQLite file (and checks which driver errors count as
+// "unavailable"); the scaled one S3, PostgreSQL and Redis, each beside the
+// combination's other backends. PostgreSQL and Redis outages use a server of
+// their own (test/helpers/pg-cluster.ts, test/helpers/redis.ts), since
+// stopping the run's shared one would fail other tests.
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
@@ -31,9 +33,15 @@ import { datapack, mp4, multipart, png, type Part } from '../helpers/fixtures.js
 import { pathOf, publishPack, upload, type PackJson } from '../helpers/packs.js'
 import { pgClusterSkip, startPgCluster, type PgCluster } from '../helpers/pg-cluster.js'
 import { redisSkip, startRedis, type RedisServer } from '../helpers/redis.js'
-import { ownS3Server, stopS3Server, type OwnS3Server } from '../helpers/s3.js'
+import { onPostgres } from '../helpers/database.js'
+import { ownS3Server, s3Selected, stopS3Server, type OwnS3Server } from '../helpers/s3.js'
 
 const MiB = 1024 * 1024
+
+/** The run's combination (scripts/run-tests.js sets PACKS_TEST_*): the scaled one has PostgreSQL, S3 and Redis. */
+const SCALED = onPostgres || s3Selected()
+const runsOnSqlite: string | false = SCALED ? 'runs on the sqlite combination: SQLite + disk' : false
+const runsOnScaled: string | false = SCALED ? false : 'runs on the scaled combination: PostgreSQL + S3 + Redis'
 
 interface LogLine {
   level: number
@@ -121,6 +129,8 @@ after(() => stopS3Server())
 
 interface StorageOutage {
   name: string
+  /** Whether this run's combination is not the one this store belongs to. */
+  skip: string | false
   /** Starts the store; returns the site's STORAGE_URL. */
   start(): Promise<string>
   down(): Promise<void>
@@ -134,6 +144,7 @@ const filesDir = path.join(os.tmpdir(), `packs-outage-files-${randomUUID()}`)
 const storageOutages: StorageOutage[] = [
   {
     name: 'S3: the s3rver closed, then started again on the same port and directory',
+    skip: runsOnScaled,
     async start() {
       s3 = await ownS3Server()
       return (await s3.bucket()).storageUrl
@@ -145,6 +156,7 @@ const storageOutages: StorageOutage[] = [
   },
   {
     name: 'local disk: the files directory replaced by a file (a volume gone), then put back',
+    skip: runsOnSqlite,
     start: async () => `file:${filesDir}`,
     async down() {
       fs.renameSync(filesDir, `${filesDir}.away`)
@@ -160,7 +172,7 @@ const storageOutages: StorageOutage[] = [
 ]
 
 for (const outage of storageOutages) {
-  describe(`storage unavailable: ${outage.name}`, () => {
+  describe(`storage unavailable: ${outage.name}`, { skip: outage.skip }, () => {
     let site: OutageSite
     let alice: TestUser
     let pack: PackJson
@@ -237,7 +249,7 @@ for (const outage of storageOutages) {
   })
 }
 
-describe('database unavailable: PostgreSQL shut down, then started again', { skip: pgClusterSkip }, () => {
+describe('database unavailable: PostgreSQL shut down, then started again', { skip: runsOnScaled || pgClusterSkip }, () => {
   let cluster: PgCluster
   let site: OutageSite
   let alice: TestUser
@@ -296,7 +308,7 @@ describe('database unavailable: PostgreSQL shut down, then started again', { ski
   })
 })
 
-describe('database busy: SQLite locked by another connection past busy_timeout', () => {
+describe('database busy: SQLite locked by another connection past busy_timeout', { skip: runsOnSqlite }, () => {
   let site: OutageSite
   let alice: TestUser
   let pack: PackJson
@@ -330,7 +342,7 @@ describe('database busy: SQLite locked by another connection past busy_timeout',
   })
 })
 
-describe('Redis unavailable: redis-server stopped, then started again on the same port', { skip: redisSkip }, () => {
+describe('Redis unavailable: redis-server stopped, then started again on the same port', { skip: runsOnScaled || redisSkip }, () => {
   let redis: RedisServer
   let port: number
   let site: OutageSite
@@ -390,7 +402,7 @@ describe('Redis unavailable: redis-server stopped, then started again on the sam
   })
 })
 
-describe('which driver errors mean "unavailable" (503) rather than a fault (500)', () => {
+describe('which driver errors mean "unavailable" (503) rather than a fault (500)', { skip: runsOnSqlite }, () => {
   const pgError = (code: string) => Object.assign(new pg.DatabaseError(`server error ${code}`, 0, 'error'), { code, severity: 'FATAL' })
   const socketError = (code: string, syscall: string) => Object.assign(new Error(`${syscall} ${code}`), { code, syscall })
 

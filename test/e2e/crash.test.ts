@@ -7,22 +7,22 @@
 // consistency check removes what the crash left, and, read straight from the
 // database and the store, there is no stored file without its row, no row
 // without its file, no unfinished write and no half-published pack; `packs
-// doctor` agrees. On SQLite + disk, and on PostgreSQL + S3 when the suite
-// runs there (PACKS_TEST_DATABASE_URL; PACKS_TEST_STORAGE=s3 alone gives
-// SQLite + S3).
+// doctor` agrees. Each backend combination kills its own kind of site: SQLite
+// + disk on the sqlite one, PostgreSQL + S3 + Redis on the scaled one
+// (PACKS_TEST_* from scripts/run-tests.js; helpers/server.ts suiteBackends).
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { randomBytes, randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { buildApp } from '../../src/app.js'
+import { loadConfig } from '../../src/config/index.js'
 import { openDatabase } from '../../src/db/index.js'
-import { createTestDatabase, TEST_DATABASE_URL, type TestDatabase } from '../helpers/database.js'
-import { png, zip } from '../helpers/fixtures.js'
-import { bucketContents, s3Bucket, s3Selected, type TestBucket } from '../helpers/s3.js'
-import { lastLine, ROOT, runCli, startServer, tempDataDir, type CliResult, type RunningServer } from '../helpers/server.js'
+import { multipart, png, zip } from '../helpers/fixtures.js'
+import { bucketContents, type TestBucket } from '../helpers/s3.js'
+import { lastLine, runCli, spawnCli, startServer, suiteBackends, tempDataDir, type CliResult, type RunningServer, type SuiteBackends } from '../helpers/server.js'
 
 const SITE_PASSWORD = 'crash-test-password'
 const ROUNDS = 3
@@ -31,38 +31,26 @@ const MiB = 1024 * 1024
 interface Backend {
   name: string
   dataDir: string
-  /** DATABASE_URL / STORAGE_URL, or nothing for the embedded defaults in the data directory. */
+  /** DATABASE_URL / STORAGE_URL / REDIS_URL, or nothing for the embedded defaults in the data directory. */
   env: Record<string, string>
   databaseUrl: string
   bucket?: TestBucket
 }
 
-const dropLater: TestDatabase[] = []
+const releaseLater: SuiteBackends[] = []
 const removeLater: string[] = []
 after(async () => {
-  for (const database of dropLater) await database.drop()
+  for (const backends of releaseLater) await backends.release()
   for (const dir of removeLater) fs.rmSync(dir, { recursive: true, force: true })
 })
 
-async function embedded(): Promise<Backend> {
+/** A fresh site of this run's combination. */
+async function makeBackend(): Promise<Backend> {
   const dataDir = tempDataDir()
   removeLater.push(dataDir)
-  return { name: 'SQLite + disk', dataDir, env: {}, databaseUrl: `sqlite:${path.join(dataDir, 'packs.db')}` }
-}
-
-async function scaled(): Promise<Backend> {
-  const dataDir = tempDataDir()
-  removeLater.push(dataDir)
-  const database = await createTestDatabase()
-  dropLater.push(database)
-  const bucket = await s3Bucket()
-  return {
-    name: `${database.url ? 'PostgreSQL' : 'SQLite'} + S3`,
-    dataDir,
-    env: { STORAGE_URL: bucket.storageUrl, ...(database.url ? { DATABASE_URL: database.url } : {}) },
-    databaseUrl: database.url ?? `sqlite:${path.join(dataDir, 'packs.db')}`,
-    bucket,
-  }
+  const backends = await suiteBackends()
+  releaseLater.push(backends)
+  return { name: backends.name, dataDir, env: backends.env, databaseUrl: backends.databaseUrl(dataDir), bucket: backends.bucket }
 }
 
 /** Server and CLI settings: a grace of one second, so what a kill left is old enough by the restart. */
@@ -70,7 +58,7 @@ function siteEnv(backend: Backend): Record<string, string> {
   return { PACKS_MASTER_PASSWORD: SITE_PASSWORD, PACKS_ORPHAN_GRACE: '1s', PACKS_DATA_DIR: backend.dataDir, ...backend.env }
 }
 
-/** `packs <args>` on the backend's site (the test's own environment, AWS credentials included); asserts its exit code. */
+/** `packs <args>` on the backend's site (in this process, with its AWS credentials); asserts its exit code. */
 async function packs(args: string[], backend: Backend, code: number): Promise<CliResult> {
   const result = await runCli(args, undefined, siteEnv(backend))
   assert.equal(result.code, code, `packs ${args.join(' ')}:\n${result.stdout}${result.stderr}`)
@@ -101,7 +89,7 @@ async function storeContents(backend: Backend): Promise<string[]> {
 
 /** The invariants a crash must never break, checked straight in the database and the store. */
 async function assertConsistent(backend: Backend, when: string): Promise<{ files: number; packs: number }> {
-  const db = openDatabase(backend.databaseUrl)
+  const db = await openDatabase(backend.databaseUrl)
   try {
     const rows = (await db.selectFrom('files').select('storage_key').execute()).map((r) => r.storage_key).sort()
     assert.deepEqual(await storeContents(backend), rows, `${when}: the store holds exactly the files that have rows (no orphan, no row without bytes, no unfinished write)`)
@@ -257,140 +245,145 @@ class Load {
   }
 }
 
-const backends: (() => Promise<Backend>)[] = [embedded]
-if (TEST_DATABASE_URL || s3Selected()) backends.push(scaled)
+const COMBINATION = process.env.PACKS_TEST_DATABASE_URL ? 'PostgreSQL + S3 + Redis' : 'SQLite + disk'
 
-for (const makeBackend of backends) {
-  describe(`kill -9 ${makeBackend === embedded ? 'on SQLite + disk' : `on ${TEST_DATABASE_URL ? 'PostgreSQL' : 'SQLite'} + S3`}`, () => {
-    let backend: Backend
-    let auth: Record<string, string>
-    const base = 'crasher/crash-base'
+describe(`kill -9 on ${COMBINATION}`, () => {
+  let backend: Backend
+  let auth: Record<string, string>
+  const base = 'crasher/crash-base'
 
-    before(async () => {
-      backend = await makeBackend()
-      await packs(['user', 'create', 'crasher', '--password', 'crasher-password'], backend, 0)
-      const token = lastLine((await packs(['token', 'create', 'crasher'], backend, 0)).stdout)
-      auth = { authorization: `Bearer crasher ${token}` }
-    })
+  before(async () => {
+    backend = await makeBackend()
+    await packs(['user', 'create', 'crasher', '--password', 'crasher-password'], backend, 0)
+    const token = lastLine((await packs(['token', 'create', 'crasher'], backend, 0)).stdout)
+    auth = { authorization: `Bearer crasher ${token}` }
+  })
 
-    test('mid-upload, mid-publish, mid-version and mid-delete: the restart removes what the kill left; rows and files agree', async (t) => {
-      for (let round = 1; round <= ROUNDS; round++) {
-        const server = await startServer({ dataDir: backend.dataDir, env: siteEnv(backend) })
-        try {
-          const check = await startUpCheck(server)
-          t.diagnostic(`restart ${round}: ${check.msg}`)
-          assert.equal(check.remaining, 0, check.msg)
-          if (round > 1) {
-            // At the least, the large upload that was arriving when the server died.
-            assert.ok((check.repaired ?? 0) >= 1, `round ${round}: the start-up check repaired what the kill left: ${check.msg}`)
-            assert.ok(logLines(server).some((l) => /^consistency check: repaired unfinished-write /.test(l.msg)), 'the unfinished upload was found and removed')
-          }
-          await assertConsistent(backend, `after restart ${round}`)
-          const doctor = await runCli(['doctor'], server.env)
-          assert.equal(doctor.code, 0, `packs doctor: ${doctor.stdout}${doctor.stderr}`)
-          assert.match(doctor.stdout, /no problems/)
-
-          if (round === 1) {
-            const draft = randomUUID()
-            const headers = { ...auth, 'content-type': 'application/json' }
-            await fetch(`${server.url}/api/draft/`, { method: 'POST', headers, body: JSON.stringify({ draft, data: { title: 'Crash Base', version_name: '0.1' } }) })
-            const uploaded = await fetch(`${server.url}/api/uploads/`, { method: 'POST', headers: auth, body: form({ kind: 'version', draft_uuid: draft }, { bytes: await archive(16), name: 'b.zip' }) })
-            assert.equal(uploaded.status, 200, await uploaded.text())
-            const published = await fetch(`${server.url}/api/draft/publish/`, { method: 'POST', headers, body: JSON.stringify({ draft }) })
-            assert.equal(published.status, 201, await published.text())
-          }
-
-          const load = new Load(server.url, auth, base, round)
-          load.start()
-          // Killed once several parts of the large upload are stored, at a different moment of every loop each round.
-          const deadline = Date.now() + 60_000
-          while (load.sent < 8 * MiB && Date.now() < deadline) await sleep(20)
-          assert.ok(load.sent >= 8 * MiB, 'the large upload is under way')
-          await sleep(200 + Math.floor(Math.random() * 800))
-          server.child.kill('SIGKILL')
-          const exit = await server.exited
-          assert.equal(exit.signal, 'SIGKILL')
-          await load.finish()
-          t.diagnostic(`round ${round}: killed after ${(load.sent / MiB).toFixed(1)} MiB of the large upload, ${JSON.stringify(load.counts)} completed`)
-          assert.ok(load.sent < 48 * MiB, 'the large upload was cut off')
-        } finally {
-          if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL')
-          await server.exited
-        }
-        // What the kill left is then older than the one-second grace.
-        await sleep(1100)
-      }
-
+  test('mid-upload, mid-publish, mid-version and mid-delete: the restart removes what the kill left; rows and files agree', async (t) => {
+    let killedAt = 0
+    for (let round = 1; round <= ROUNDS; round++) {
+      // What the last kill left must be older than the one-second grace when the start-up check looks.
+      await sleep(Math.max(0, killedAt + 1100 - Date.now()))
       const server = await startServer({ dataDir: backend.dataDir, env: siteEnv(backend) })
       try {
         const check = await startUpCheck(server)
+        t.diagnostic(`restart ${round}: ${check.msg}`)
         assert.equal(check.remaining, 0, check.msg)
-        const { packs } = await assertConsistent(backend, 'after the last restart')
-        assert.ok(packs >= 1)
-        const latest = await fetch(`${server.url}/api/packs/${base}/latest`, { headers: { 'x-master-password': SITE_PASSWORD } })
-        assert.equal(latest.status, 200)
-        const download = await fetch((await latest.json() as { download_url: string }).download_url, { headers: { 'x-master-password': SITE_PASSWORD } })
-        assert.equal(download.status, 200, 'the newest version is whole and served')
-        await download.arrayBuffer()
+        if (round > 1) {
+          // At the least, the large upload that was arriving when the server died.
+          assert.ok((check.repaired ?? 0) >= 1, `round ${round}: the start-up check repaired what the kill left: ${check.msg}`)
+          assert.ok(logLines(server).some((l) => /^consistency check: repaired unfinished-write /.test(l.msg)), 'the unfinished upload was found and removed')
+        }
+        await assertConsistent(backend, `after restart ${round}`)
         const doctor = await runCli(['doctor'], server.env)
-        assert.equal(doctor.code, 0, doctor.stdout + doctor.stderr)
+        assert.equal(doctor.code, 0, `packs doctor: ${doctor.stdout}${doctor.stderr}`)
+        assert.match(doctor.stdout, /no problems/)
+
+        if (round === 1) {
+          const draft = randomUUID()
+          const headers = { ...auth, 'content-type': 'application/json' }
+          await fetch(`${server.url}/api/draft/`, { method: 'POST', headers, body: JSON.stringify({ draft, data: { title: 'Crash Base', version_name: '0.1' } }) })
+          const uploaded = await fetch(`${server.url}/api/uploads/`, { method: 'POST', headers: auth, body: form({ kind: 'version', draft_uuid: draft }, { bytes: await archive(16), name: 'b.zip' }) })
+          assert.equal(uploaded.status, 200, await uploaded.text())
+          const published = await fetch(`${server.url}/api/draft/publish/`, { method: 'POST', headers, body: JSON.stringify({ draft }) })
+          assert.equal(published.status, 201, await published.text())
+        }
+
+        const load = new Load(server.url, auth, base, round)
+        load.start()
+        // Killed once several parts of the large upload are stored, at a different moment of every loop each round.
+        const deadline = Date.now() + 60_000
+        while (load.sent < 8 * MiB && Date.now() < deadline) await sleep(20)
+        assert.ok(load.sent >= 8 * MiB, 'the large upload is under way')
+        await sleep(200 + Math.floor(Math.random() * 800))
+        server.child.kill('SIGKILL')
+        const exit = await server.exited
+        assert.equal(exit.signal, 'SIGKILL')
+        await load.finish()
+        t.diagnostic(`round ${round}: killed after ${(load.sent / MiB).toFixed(1)} MiB of the large upload, ${JSON.stringify(load.counts)} completed`)
+        assert.ok(load.sent < 48 * MiB, 'the large upload was cut off')
       } finally {
-        await server.stop()
+        if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL')
+        await server.exited
+        killedAt = Date.now()
       }
-    })
+    }
 
-    test('packs import killed midway: `packs doctor --repair` or a second run leaves no orphan file', async () => {
-      const exportDir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'packs-crash-export-')), 'site')
-      removeLater.push(path.dirname(exportDir))
-      await packs(['export', exportDir], backend, 0)
-      const exported = fs.readdirSync(path.join(exportDir, 'files')).length
-      assert.ok(exported >= 10, `enough files to kill the import among them (${exported})`)
-
-      for (const afterwards of ['doctor', 'rerun'] as const) {
-        const target = await killedImport(exportDir)
-        if (afterwards === 'doctor') {
-          const found = await packs(['doctor'], target, 1)
-          assert.match(found.stdout, /^found {4}interrupted-import /m)
-          // Nothing else runs on this site: every file without a row is debris, however new.
-          const repaired = await packs(['doctor', '--repair', '--min-age', '0'], target, 0)
-          assert.match(repaired.stdout, /^repaired interrupted-import /m)
-          assert.match(repaired.stdout, /^repaired orphan-object /m)
-          assert.deepEqual(await storeContents(target), [], 'nothing of the interrupted import is left')
-        }
-        await packs(['import', exportDir], target, 0)
-        const { files } = await assertConsistent(target, `import after a killed one (${afterwards})`)
-        assert.equal(files, exported)
-        assert.match((await packs(['doctor'], target, 0)).stdout, /no problems/)
-      }
-    })
-
-    /** A fresh site of the same kind, into which `packs import` was killed after it stored some files and before its rows. */
-    async function killedImport(exportDir: string): Promise<Backend> {
-      for (let attempt = 1; attempt <= 5; attempt++) {
-        const target = await makeBackend()
-        const env: NodeJS.ProcessEnv = { ...process.env }
-        for (const name of ['DATABASE_URL', 'STORAGE_URL', 'REDIS_URL']) delete env[name]
-        const child = spawn(process.execPath, [path.join('bin', 'packs.js'), 'import', exportDir], {
-          cwd: ROOT,
-          env: { ...env, ...siteEnv(target) },
-          stdio: 'ignore',
-        })
-        const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)))
-        let done = false
-        void exited.then(() => { done = true })
-        // A few files in: some stored whole (bytes without rows), perhaps one half-written.
-        while (!done && (await storeContents(target)).length < 3) await sleep(5)
-        child.kill('SIGKILL')
-        await exited
-        const db = openDatabase(target.databaseUrl)
-        try {
-          const users = await db.selectFrom('users').select('id').execute()
-          if (users.length === 0 && (await storeContents(target)).length >= 3) return target
-        } finally {
-          await db.destroy()
-        }
-      }
-      throw new Error('the import finished before it could be killed, five times')
+    await sleep(Math.max(0, killedAt + 1100 - Date.now()))
+    const server = await startServer({ dataDir: backend.dataDir, env: siteEnv(backend) })
+    try {
+      const check = await startUpCheck(server)
+      assert.equal(check.remaining, 0, check.msg)
+      const { packs } = await assertConsistent(backend, 'after the last restart')
+      assert.ok(packs >= 1)
+      const latest = await fetch(`${server.url}/api/packs/${base}/latest`, { headers: { 'x-master-password': SITE_PASSWORD } })
+      assert.equal(latest.status, 200)
+      const download = await fetch((await latest.json() as { download_url: string }).download_url, { headers: { 'x-master-password': SITE_PASSWORD } })
+      assert.equal(download.status, 200, 'the newest version is whole and served')
+      await download.arrayBuffer()
+      const doctor = await runCli(['doctor'], server.env)
+      assert.equal(doctor.code, 0, doctor.stdout + doctor.stderr)
+    } finally {
+      await server.stop()
     }
   })
-}
+
+  test('packs import killed midway: `packs doctor --repair` or a second run leaves no orphan file', async () => {
+    // Files enough to kill the import among them, however many writes the rounds above completed.
+    const app = await buildApp(loadConfig(siteEnv(backend)), { logger: false, sweep: false })
+    try {
+      for (let n = 1; n <= 10; n++) {
+        const body = multipart([{ name: 'kind', value: 'thumbnail' }, { name: 'file', value: png(n, n), filename: `${n}.png` }])
+        const res = await app.inject({ method: 'POST', url: '/api/uploads/', headers: { ...auth, ...body.headers }, payload: body.payload })
+        assert.equal(res.statusCode, 200, res.body)
+      }
+    } finally {
+      await app.close()
+    }
+    const exportDir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'packs-crash-export-')), 'site')
+    removeLater.push(path.dirname(exportDir))
+    await packs(['export', exportDir], backend, 0)
+    const exported = fs.readdirSync(path.join(exportDir, 'files')).length
+    assert.ok(exported >= 10, `enough files to kill the import among them (${exported})`)
+
+    for (const afterwards of ['doctor', 'rerun'] as const) {
+      const target = await killedImport(exportDir)
+      if (afterwards === 'doctor') {
+        const found = await packs(['doctor'], target, 1)
+        assert.match(found.stdout, /^found {4}interrupted-import /m)
+        // Nothing else runs on this site: every file without a row is debris, however new.
+        const repaired = await packs(['doctor', '--repair', '--min-age', '0'], target, 0)
+        assert.match(repaired.stdout, /^repaired interrupted-import /m)
+        assert.match(repaired.stdout, /^repaired orphan-object /m)
+        assert.deepEqual(await storeContents(target), [], 'nothing of the interrupted import is left')
+      }
+      await packs(['import', exportDir], target, 0)
+      const { files } = await assertConsistent(target, `import after a killed one (${afterwards})`)
+      assert.equal(files, exported)
+      assert.match((await packs(['doctor'], target, 0)).stdout, /no problems/)
+    }
+  })
+
+  /** A fresh site of the same kind, into which `packs import` was killed after it stored some files and before its rows. */
+  async function killedImport(exportDir: string): Promise<Backend> {
+    for (let attempt = 1; attempt <= 5; attempt++) {
+      const target = await makeBackend()
+      // A real process: only a process can be killed with -9 midway.
+      const { child, result: exited } = spawnCli(['import', exportDir], undefined, siteEnv(target))
+      let done = false
+      void exited.then(() => { done = true })
+      // A few files in: some stored whole (bytes without rows), perhaps one half-written.
+      while (!done && (await storeContents(target)).length < 3) await sleep(5)
+      child.kill('SIGKILL')
+      await exited
+      const db = await openDatabase(target.databaseUrl)
+      try {
+        const users = await db.selectFrom('users').select('id').execute()
+        if (users.length === 0 && (await storeContents(target)).length >= 3) return target
+      } finally {
+        await db.destroy()
+      }
+    }
+    throw new Error('the import finished before it could be killed, five times')
+  }
+})

@@ -1,41 +1,42 @@
+// backends: scaled — instances share PostgreSQL, S3 and Redis; SQLite is one machine's file and memory one process's
 // Two server processes, as `npm start` runs them, on one PostgreSQL, one
 // S3-compatible store and one Redis: what goes in through one instance comes
-// out of the other at once. Runs in the PostgreSQL pass of the suite
-// (scripts/with-postgres.sh sets PACKS_TEST_DATABASE_URL; .ci/run does it).
+// out of the other at once. The scaled combination's backends
+// (scripts/run-tests.js), each instance given the same fresh database, bucket
+// and Redis database.
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createHash, randomUUID } from 'node:crypto'
-import { createTestDatabase, TEST_DATABASE_URL, type TestDatabase } from '../helpers/database.js'
+import { TEST_DATABASE_URL } from '../helpers/database.js'
 import { datapack, png } from '../helpers/fixtures.js'
 import { redisSkip, startRedis, type RedisServer } from '../helpers/redis.js'
-import { s3Bucket } from '../helpers/s3.js'
-import { cliOk, lastLine, startServer, type RunningServer } from '../helpers/server.js'
+import { cliOk, lastLine, startServer, suiteBackends, type RunningServer, type SuiteBackends } from '../helpers/server.js'
 
 const SITE_PASSWORD = 'two-instances-password'
-const skip = !TEST_DATABASE_URL ? 'needs PostgreSQL: run through scripts/with-postgres.sh (npm run test:postgres; .ci/run does)' : redisSkip
+const skip = !TEST_DATABASE_URL || process.env.PACKS_TEST_STORAGE !== 's3'
+  ? 'needs the scaled combination: node scripts/run-tests.js --backends scaled test/e2e/instances'
+  : redisSkip
 
 describe('two instances on PostgreSQL + object store + Redis', { skip }, () => {
-  let database: TestDatabase
-  let redis: RedisServer
+  let backends: SuiteBackends
+  /** Started here when the run has no shared redis-server. */
+  let redis: RedisServer | undefined
   let a: RunningServer
   let b: RunningServer
   let auth: Record<string, string>
   const gate = { 'x-master-password': SITE_PASSWORD }
 
   before(async () => {
-    database = await createTestDatabase()
-    const bucket = await s3Bucket()
-    redis = await startRedis()
+    backends = await suiteBackends()
+    if (!backends.env.REDIS_URL) redis = await startRedis()
     const env = {
       PACKS_MASTER_PASSWORD: SITE_PASSWORD,
-      DATABASE_URL: database.url!,
-      STORAGE_URL: bucket.storageUrl,
-      REDIS_URL: redis.url,
+      ...backends.env,
+      ...(redis ? { REDIS_URL: redis.url } : {}),
       PACKS_AUTH_FAILURE_LIMIT: '3',
       PACKS_AUTH_FAILURE_WINDOW: '1h',
     }
-    a = await startServer({ env })
-    b = await startServer({ env })
+    ;[a, b] = await Promise.all([startServer({ env }), startServer({ env })])
     await cliOk(['user', 'create', 'alex', '--password', 'alex-password-1'], a.env)
     const token = lastLine((await cliOk(['token', 'create', 'alex'], a.env)).stdout)
     auth = { authorization: `Bearer alex ${token}` }
@@ -44,7 +45,7 @@ describe('two instances on PostgreSQL + object store + Redis', { skip }, () => {
     await a?.stop()
     await b?.stop()
     await redis?.stop()
-    await database?.drop()
+    await backends?.release()
   })
 
   async function uploadThrough(server: RunningServer, kind: string, bytes: Buffer, draft: string): Promise<{ url: string; uuid: string }> {

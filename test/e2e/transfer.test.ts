@@ -1,7 +1,11 @@
+// backends: scaled — the move itself crosses the combinations: SQLite + disk → PostgreSQL + S3 → SQLite + disk
 // Moving a whole site: `packs export <dir>` from one site, `packs import <dir>`
 // into a new one, and back. Every row of every table and every file's SHA-256
 // must be the same on the other side, and the moved site must work: tokens,
-// passwords, sessions and the gate password included.
+// passwords, sessions and the gate password included. The source and the way
+// back are SQLite + disk whatever the run, so the scaled combination's run
+// covers both kinds of site (run alone without PACKS_TEST_DATABASE_URL, the
+// move goes to another embedded site).
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createHash, randomUUID } from 'node:crypto'
@@ -9,13 +13,12 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { openDatabase, type Db } from '../../src/db/index.js'
-import { TABLES } from '../../src/maintenance/transfer.js'
+import { TABLES } from '../../src/maintenance/transfer-repository.js'
 import { openFileStore } from '../../src/storage/index.js'
-import { createTestDatabase, TEST_DATABASE_URL, type TestDatabase } from '../helpers/database.js'
+import { TEST_DATABASE_URL } from '../helpers/database.js'
 import { seedDemoSite, type DemoSite } from '../helpers/demo.js'
-import { s3Bucket } from '../helpers/s3.js'
 import { png } from '../helpers/fixtures.js'
-import { runCli, startServer, tempDataDir, type RunningServer } from '../helpers/server.js'
+import { runCli, startServer, suiteBackends, tempDataDir, type RunningServer, type SuiteBackends } from '../helpers/server.js'
 
 const SITE_PASSWORD = 'transfer-site-password'
 
@@ -37,23 +40,24 @@ function embeddedBackend(): Backend {
   }
 }
 
-const dropLater: TestDatabase[] = []
+const releaseLater: SuiteBackends[] = []
 
 /**
- * The scaled-out site: a fresh PostgreSQL database and a fresh bucket on the
- * local S3-compatible server. Only in the PostgreSQL pass of the suite
- * (scripts/with-postgres.sh); elsewhere the move goes to another embedded site.
+ * The scaled-out site: a fresh PostgreSQL database, bucket on the local
+ * S3-compatible server and Redis database (helpers/server.ts suiteBackends).
+ * Without PACKS_TEST_DATABASE_URL, another embedded site.
  */
 async function scaledBackend(): Promise<Backend> {
   if (!TEST_DATABASE_URL) return embeddedBackend()
-  const database = await createTestDatabase()
-  dropLater.push(database)
-  const bucket = await s3Bucket()
+  const backends = await suiteBackends()
+  releaseLater.push(backends)
+  const dataDir = tempDataDir()
+  assert.ok(backends.bucket, 'the scaled combination stores files on S3 (PACKS_TEST_STORAGE=s3)')
   return {
-    name: 'PostgreSQL + S3',
-    env: { PACKS_DATA_DIR: tempDataDir(), DATABASE_URL: database.url!, STORAGE_URL: bucket.storageUrl },
-    databaseUrl: database.url!,
-    storageUrl: bucket.storageUrl,
+    name: backends.name,
+    env: { PACKS_DATA_DIR: dataDir, ...backends.env },
+    databaseUrl: backends.databaseUrl(dataDir),
+    storageUrl: backends.bucket.storageUrl,
   }
 }
 
@@ -70,8 +74,8 @@ interface Snapshot {
 
 /** Every row of every table (as sorted JSON lines) and every stored file's SHA-256, read straight from the backends. */
 async function snapshot(backend: Backend): Promise<Snapshot> {
-  const db: Db = openDatabase(backend.databaseUrl)
-  const store = openFileStore(backend.storageUrl)
+  const db: Db = await openDatabase(backend.databaseUrl)
+  const store = await openFileStore(backend.storageUrl)
   try {
     const rows: Record<string, string[]> = {}
     for (const table of TABLES) {
@@ -87,6 +91,26 @@ async function snapshot(backend: Backend): Promise<Snapshot> {
     await store.close()
     await db.destroy()
   }
+}
+
+/** What the backend's store holds, finished or not: nothing, after a refused import. */
+async function storeContents(backend: Backend): Promise<string[]> {
+  const store = await openFileStore(backend.storageUrl)
+  try {
+    const keys: string[] = []
+    for await (const object of store.list()) keys.push(object.key)
+    for await (const write of store.listUnfinished()) keys.push(`unfinished ${write.key}`)
+    return keys
+  } finally {
+    await store.close()
+  }
+}
+
+/** A refusal is one line on stderr, no stack, exit code 1. */
+function assertRefused(result: { code: number | null; stdout: string; stderr: string }, expected: string): void {
+  assert.equal(result.code, 1, result.stderr)
+  assert.equal(result.stderr, `packs: ${expected}\n`)
+  assert.equal(result.stdout, '')
 }
 
 async function cli(args: string[], backend: Backend): Promise<string> {
@@ -127,7 +151,7 @@ describe('moving a site between backends', () => {
   })
   after(async () => {
     for (const dir of exportDirs) fs.rmSync(dir, { recursive: true, force: true })
-    for (const database of dropLater) await database.drop()
+    for (const backends of releaseLater) await backends.release()
   })
 
   function newExportDir(): string {
@@ -197,6 +221,46 @@ describe('moving a site between backends', () => {
     const after = await snapshot(target)
     assert.equal(after.rows.users!.length, 0, 'no rows were imported')
     assert.deepEqual(after.files, {}, 'no files were left behind')
+  })
+
+  test('an import refuses, in one line and before writing anything, an export that lacks a stored file', async () => {
+    const dir = newExportDir()
+    await cli(['export', dir], source)
+    const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8')) as { files: Record<string, { size: number }> }
+    const fileId = Object.keys(manifest.files).sort()[0]!
+    fs.rmSync(path.join(dir, 'files', fileId))
+    const target = await scaledBackend()
+    assertRefused(await runCli(['import', dir], undefined, target.env),
+      `${dir} lacks files/${fileId} (${manifest.files[fileId]!.size} bytes in the manifest): the export is incomplete, nothing was imported`)
+    const after = await snapshot(target)
+    for (const table of TABLES) assert.deepEqual(after.rows[table], [], `${table} is empty (settings too: no import marker)`)
+    assert.deepEqual(await storeContents(target), [], 'no file was written')
+  })
+
+  test('an import refuses, in one line and before writing anything, rows that name a file the export lacks', async () => {
+    const dir = newExportDir()
+    await cli(['export', dir], source)
+    // An export that lacks one version's file altogether: no row, no manifest entry, no bytes.
+    const tableFile = (table: string) => path.join(dir, 'tables', `${table}.jsonl`)
+    const readTable = (table: string) => fs.readFileSync(tableFile(table), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, string>)
+    const version = readTable('versions')[0]!
+    const pack = readTable('packs').find((p) => p.id === version.pack_id)!
+    const fileId = version.file_id!
+    const files = readTable('files').filter((file) => file.id !== fileId)
+    fs.writeFileSync(tableFile('files'), files.map((file) => JSON.stringify(file) + '\n').join(''))
+    const manifestFile = path.join(dir, 'manifest.json')
+    const manifest = JSON.parse(fs.readFileSync(manifestFile, 'utf8')) as { tables: Record<string, number>; files: Record<string, unknown> }
+    manifest.tables.files = files.length
+    delete manifest.files[fileId]
+    fs.writeFileSync(manifestFile, JSON.stringify(manifest))
+    fs.rmSync(path.join(dir, 'files', fileId))
+
+    const target = await scaledBackend()
+    assertRefused(await runCli(['import', dir], undefined, target.env),
+      `${dir} lacks file ${fileId}, which version ${version.name} of ${pack.namespace}:${pack.pack_id} uses: the export is incomplete, nothing was imported`)
+    const after = await snapshot(target)
+    for (const table of TABLES) assert.deepEqual(after.rows[table], [], `${table} is empty`)
+    assert.deepEqual(await storeContents(target), [], 'no file was written')
   })
 
   test('export refuses a directory that is not empty', async () => {

@@ -1,8 +1,10 @@
+// backends: sqlite — the walkthrough is the start with no configuration at all: SQLite and files in the data directory
 // End to end, as an operator and a pack author would do it: start the real
 // server with `npm start`'s command and no configuration, read the site password
-// it prints once, create a user and a token with the admin CLI, then with a real
-// HTTP client upload a thumbnail and a version, save and reload the draft,
-// publish it, and fetch the pack through the update-check the in-game mod uses.
+// it prints once, create a user (`npx packs`, a real process) and a token with
+// the admin CLI, then with a real HTTP client upload a thumbnail and a version,
+// save and reload the draft, publish it, and fetch the pack through the
+// update-check the in-game mod uses.
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createHash, randomUUID } from 'node:crypto'
@@ -13,6 +15,8 @@ import { cliOk, lastLine, startExpectingFailure, startServer, tempDataDir, type 
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex')
 
 const SITE_PASSWORD_LINE = /^ {2}Site password: (\S+)$/m
+/** Fastify's line once the server listens: the password, if any, is printed before it, on the same stream. */
+const LISTENING_LINE = /"msg":"Server listening at /
 
 interface TempUpload {
   uuid: string
@@ -54,8 +58,8 @@ describe('walkthrough: npm start, CLI, upload, draft, publish, update-check, dow
     const first = await startServer({ dataDir, env: { PACKS_MASTER_PASSWORD: undefined } })
     try {
       // The password line is written before the server listens, but stdout and the
-      // health check travel on different pipes; give stdout a moment to arrive.
-      for (let i = 0; i < 50 && !SITE_PASSWORD_LINE.test(first.stdout()); i++) await new Promise((r) => setTimeout(r, 20))
+      // health check travel on different pipes: wait for the listening line behind it.
+      await first.waitForStdout(LISTENING_LINE)
       const match = SITE_PASSWORD_LINE.exec(first.stdout())
       assert.ok(match, `stdout has a "  Site password: <pw>" line:\n${first.stdout()}`)
       sitePassword = match[1]!
@@ -77,7 +81,7 @@ describe('walkthrough: npm start, CLI, upload, draft, publish, update-check, dow
   test('a second start on the same data dir prints no password, and the first one still works', async () => {
     assert.ok(sitePassword, 'the first start produced a password')
     server = await startServer({ dataDir, env: { PACKS_MASTER_PASSWORD: undefined } })
-    await new Promise((r) => setTimeout(r, 200))
+    await server.waitForStdout(LISTENING_LINE)
     assert.doesNotMatch(server.stdout(), /Site password/, 'no password is printed on a later start')
     assert.ok(!server.stdout().includes(sitePassword))
 
@@ -87,7 +91,7 @@ describe('walkthrough: npm start, CLI, upload, draft, publish, update-check, dow
   })
 
   test('the admin CLI creates a user and prints a token on its last line', async () => {
-    await cliOk(['user', 'create', username, '--password', 'correct horse battery staple'], server.env)
+    await cliOk(['user', 'create', username, '--password', 'correct horse battery staple'], server.env, {}, { process: true })
     const created = await cliOk(['token', 'create', username, '--name', 'e2e'], server.env)
     token = lastLine(created.stdout)
     assert.match(token, /^\S{16,}$/, `a token alone on the last line: ${JSON.stringify(created.stdout)}`)
@@ -228,7 +232,7 @@ describe('walkthrough: npm start, CLI, upload, draft, publish, update-check, dow
   })
 })
 
-describe('bad configuration stops start-up with one line on stderr', { timeout: 60_000 }, () => {
+describe('bad configuration stops start-up with one line on stderr', { timeout: 60_000, concurrency: true }, () => {
   const cases: Array<[string, Record<string, string>, RegExp]> = [
     ['PORT=notaport', { PORT: 'notaport' }, /PORT/],
     ['DATABASE_URL=mysql://x', { DATABASE_URL: 'mysql://x' }, /DATABASE_URL/],

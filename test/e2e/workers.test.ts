@@ -1,3 +1,4 @@
+// backends: sqlite — the worker processes are the same on every backend; instances.test.ts runs servers on PostgreSQL + S3 + Redis
 // WEB_CONCURRENCY=N: N worker processes behind one port, started by `npm start`.
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'

@@ -115,6 +115,8 @@ function requestBytes(c: RawCase, fz: FuzzSite): { head: Buffer; body: Buffer; t
 }
 
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+/** A delay for a race with a socket's close: its timer does not hold the process open once the close has won. */
+const giveUpAfter = (ms: number) => new Promise((resolve) => { setTimeout(resolve, ms).unref() })
 
 /** Sends one raw case; answers with the response bytes seen (maybe none) and whether the request was sent whole. */
 async function send(port: number, c: RawCase, fz: FuzzSite): Promise<{ response: string; complete: boolean; target: string }> {
@@ -152,7 +154,7 @@ async function send(port: number, c: RawCase, fz: FuzzSite): Promise<{ response:
   }
   // A whole request must be answered (Connection: close ends it); a broken one may be answered or left.
   const wait = complete ? 10_000 : 700
-  await Promise.race([closed, delay(wait)])
+  await Promise.race([closed, giveUpAfter(wait)])
   socket.destroy()
   return { response: Buffer.concat(chunks).toString('latin1'), complete, target }
 }

@@ -58,7 +58,7 @@ export function tablePath(openApiPath: string): string {
 }
 
 // Pages take urlencoded forms and are hidden from the document; their field
-// names come from their TypeBox schemas (src/accounts/gate-routes.ts, src/pages/).
+// names come from their TypeBox schemas (src/pages/).
 // A route missing here is still fuzzed, with field names from the common pool.
 const PAGE_FIELDS: Record<string, string[]> = {
   'POST /gate': ['password', 'next'],

@@ -1,19 +1,22 @@
-// The site the fuzzer attacks: the real app on the backend the suite selects
-// (SQLite + disk by default; PostgreSQL, S3 and Redis by the usual test
-// variables), seeded through the API the way a creator would, with a logger
-// that keeps every warning and error so a failing case shows the server's side.
+// The site the fuzzer attacks: the real app on the run's backend combination
+// (SQLite + disk + memory; or PostgreSQL + S3 + Redis, as makeSite gives them
+// from the PACKS_TEST_* variables), seeded through the API the way a creator
+// would, with a logger that keeps every warning and error so a failing case
+// shows the server's side.
 import path from 'node:path'
 import { createHash, randomUUID } from 'node:crypto'
 import { Writable } from 'node:stream'
 import assert from 'node:assert/strict'
-import { createApiToken, requireUser, setPassword, startSession } from '../../src/accounts/service.js'
-import { csrfTokenFor } from '../../src/accounts/auth.js'
+import { createApiToken } from '../../src/accounts/tokens-service.js'
+import { requireUser, setPassword } from '../../src/accounts/users-service.js'
+import { startSession } from '../../src/accounts/sessions-service.js'
+import { csrfTokenFor } from '../../src/accounts/csrf.js'
 import type { App } from '../../src/http/types.js'
 import { S3FileStore } from '../../src/storage/s3.js'
 import { MASTER_PASSWORD, makeSite, storedFiles, type TestSite, type TestUser } from '../helpers/app.js'
 import { onPostgres } from '../helpers/database.js'
 import { s3Selected } from '../helpers/s3.js'
-import { startRedis, type RedisServer } from '../helpers/redis.js'
+import { startRedis, TEST_REDIS_URL, type RedisServer } from '../helpers/redis.js'
 import { datapack, gif, jpeg, mp4, multipart, png, webm, webp, zip } from '../helpers/fixtures.js'
 import { publishPack, saveDraft, seedTags, upload } from '../helpers/packs.js'
 import type { BlobName, RefName } from './model.js'
@@ -72,19 +75,21 @@ export interface FuzzSite {
   close(): Promise<void>
 }
 
-/** PostgreSQL, S3 or FUZZ_REDIS=1 bring Redis in too: the scaled-out combination; FUZZ_REDIS=0 keeps it out. */
-function wantRedis(): boolean {
-  if (process.env.FUZZ_REDIS === '1') return true
-  if (process.env.FUZZ_REDIS === '0') return false
-  return onPostgres || s3Selected()
+/**
+ * The scaled combination brings Redis (a database of the run's shared server,
+ * through makeSite); FUZZ_REDIS=1 adds a redis-server of its own to any other
+ * run, FUZZ_REDIS=0 keeps Redis out of any.
+ */
+function ownRedis(): boolean {
+  return process.env.FUZZ_REDIS === '1' && !TEST_REDIS_URL
 }
 
 export async function startFuzzSite(): Promise<FuzzSite> {
-  const redis: RedisServer | undefined = wantRedis() ? await startRedis() : undefined
+  const redis: RedisServer | undefined = ownRedis() ? await startRedis() : undefined
   const log = new LogCapture()
   let site: TestSite
   try {
-    site = await makeSite(redis ? { REDIS_URL: redis.url } : {}, {
+    site = await makeSite(redis ? { REDIS_URL: redis.url } : process.env.FUZZ_REDIS === '0' ? { REDIS_URL: '' } : {}, {
       logger: { level: 'warn', stream: log },
       onClose: async () => { await redis?.stop() },
     })
@@ -92,7 +97,7 @@ export async function startFuzzSite(): Promise<FuzzSite> {
     await redis?.stop()
     throw error
   }
-  const backend = [onPostgres ? 'PostgreSQL' : 'SQLite', s3Selected() ? 'S3' : 'disk', ...(redis ? ['Redis'] : [])].join(' + ')
+  const backend = [onPostgres ? 'PostgreSQL' : 'SQLite', s3Selected() ? 'S3' : 'disk', ...(site.config.redisUrl ? ['Redis'] : [])].join(' + ')
 
   try {
     return await seed(site, log, backend)
@@ -214,8 +219,8 @@ async function seed(site: TestSite, log: LogCapture, backend: string): Promise<F
       fz.refs.csrfAlice = fz.sessions.alice.csrf
       if (changedPassword) {
         // A case may have changed a password through the settings form: the fixture's must keep working.
-        await setPassword(app.db, 'alice', alice.password)
-        await setPassword(app.db, 'root', staff.password)
+        await setPassword(app.db, app.passwords, 'alice', alice.password)
+        await setPassword(app.db, app.passwords, 'root', staff.password)
       }
       await replenish(fz)
     },

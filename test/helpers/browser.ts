@@ -1,7 +1,10 @@
 // Headless Chromium (Debian's /usr/bin/chromium, driven by playwright-core)
 // against a real `npm start` server: the browser tier of the tests. Every page
 // a test opens is watched for script errors, failed requests and CSP
-// violations, and a test ends by asserting there were none.
+// violations, and a test ends by asserting there were none. A test file starts
+// one server and one browser and gives each test fresh browser contexts; the
+// server and the admin CLI (run in this process) hash passwords at the low
+// test cost (helpers/server.ts).
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
@@ -35,20 +38,21 @@ export interface BrowserSite {
   passGate(page: Page): Promise<void>
   /** Passes the gate, signs up through the form, and leaves the page signed in. */
   signUp(page: Page, username: string, password?: string): Promise<void>
-  /** The admin CLI against this site (`packs ...`). */
+  /** The admin CLI against this site (`packs ...`), in this process; resolves to its stdout. */
   cli(args: string[]): Promise<string>
   close(): Promise<void>
 }
 
 export async function startBrowserSite(env: Record<string, string> = {}): Promise<BrowserSite> {
-  const server = await startServer({ env: { PACKS_MASTER_PASSWORD: SITE_PASSWORD, ...env } })
-  let browser: Browser
-  try {
-    browser = await launchBrowser()
-  } catch (error) {
-    await server.stop()
-    throw error
+  // Side by side: the server's start-up is mostly waiting for its modules, Chromium's its own process.
+  const [started, launched] = await Promise.allSettled([startServer({ env: { PACKS_MASTER_PASSWORD: SITE_PASSWORD, ...env } }), launchBrowser()])
+  if (started.status === 'rejected' || launched.status === 'rejected') {
+    if (started.status === 'fulfilled') await started.value.stop()
+    if (launched.status === 'fulfilled') await launched.value.close()
+    throw started.status === 'rejected' ? started.reason : (launched as PromiseRejectedResult).reason
   }
+  const server = started.value
+  const browser = launched.value
   const problems: string[] = []
   const contexts: BrowserContext[] = []
 

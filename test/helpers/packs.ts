@@ -1,8 +1,10 @@
 // Drafts, uploads and published packs for the tests of drafts, publishing and packs.
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
-import type { UploadKind } from '../../src/config/index.js'
+import type { Static } from 'typebox'
+import type { UploadKind } from '../../src/api/constants.js'
 import { createCategory, createTag } from '../../src/packs/tags.js'
+import type { Pack } from '../../src/api/packs.js'
 import type { TestSite, TestUser } from './app.js'
 import { datapack, multipart, png, type Part } from './fixtures.js'
 
@@ -41,22 +43,8 @@ export async function saveDraft(site: TestSite, user: TestUser, draft: string, d
   assert.equal(res.statusCode, 200, res.body)
 }
 
-export interface PackJson {
-  namespace: string
-  pack_id: string
-  id: string
-  title: string
-  summary: string
-  description: string
-  category: { key: string; name: string; color: string } | null
-  tags: { name: string; category: string; category_name: string; color: string }[]
-  owner: string
-  thumbnail_url: string | null
-  media: { url: string; content_type: string; filename: string }[]
-  versions: { name: string; changelog: string; pack_format: number | null; created_at: string; download_url: string }[]
-  created_at: string
-  updated_at: string
-}
+/** A pack as the API answers it (GET /api/packs/{namespace}/{pack_id}/, a publish, a new version). */
+export type PackJson = Static<typeof Pack>
 
 /** A complete draft (data and a version upload) published as a pack by `user`. */
 export async function publishPack(

@@ -3,8 +3,10 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import type { LightMyRequestResponse } from 'fastify'
-import { createApiToken } from '../../src/accounts/service.js'
-import { MASTER_PASSWORD, expectError, makeSite, type TestSite, type TestUser } from '../helpers/app.js'
+import { passwordWork } from '../../src/accounts/password-work.js'
+import { createApiToken } from '../../src/accounts/tokens-service.js'
+import { authenticatePassword } from '../../src/accounts/users-service.js'
+import { MASTER_PASSWORD, expectError, makeSite, siteWith, type TestSite, type TestUser } from '../helpers/app.js'
 
 /** `name=value` pairs of the response's Set-Cookie headers. */
 function cookiesOf(res: LightMyRequestResponse): Record<string, string> {
@@ -81,10 +83,7 @@ describe('gate', () => {
 describe('bearer tokens', () => {
   let site: TestSite
   let alice: TestUser
-  before(async () => {
-    site = await makeSite()
-    alice = await site.user('alice')
-  })
+  before(async () => ({ site, alice } = await siteWith({ users: ['alice'] })))
   after(() => site.close())
 
   test('a valid token passes the gate by itself and identifies the user', async () => {
@@ -149,10 +148,7 @@ describe('bearer tokens', () => {
 describe('sessions and CSRF', () => {
   let site: TestSite
   let carol: TestUser
-  before(async () => {
-    site = await makeSite()
-    carol = await site.user('carol')
-  })
+  before(async () => ({ site, carol } = await siteWith({ users: ['carol'] })))
   after(() => site.close())
 
   async function signIn(): Promise<{ session: string; csrf: string }> {
@@ -284,5 +280,26 @@ describe('generated master password', () => {
     } finally {
       await site.close()
     }
+  })
+})
+
+describe('password checks', () => {
+  let site: TestSite
+  before(async () => { site = await makeSite() })
+  after(() => site.close())
+
+  test('every scrypt goes through the password work queue; an unknown user costs exactly one, like a wrong password', async () => {
+    const { db, passwords } = site.app
+    await site.user('alice')
+    const cost = async (username: string) => {
+      const before = passwordWork.started
+      assert.equal(await authenticatePassword(db, passwords, username, 'wrong-password'), undefined)
+      return passwordWork.started - before
+    }
+    // The first unknown name used to hash a decoy first: two scrypts, then one.
+    assert.deepEqual([await cost('nobody'), await cost('alice'), await cost('nobody'), await cost('bad name!')], [1, 1, 1, 1])
+    const before = passwordWork.started
+    assert.ok(await authenticatePassword(db, passwords, 'alice', 'alice-password'))
+    assert.equal(passwordWork.started - before, 1)
   })
 })

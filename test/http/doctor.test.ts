@@ -18,7 +18,7 @@ import { formatFinding, runDoctor, type DoctorOptions, type Finding } from '../.
 import { sweepExpired } from '../../src/uploads/pending.js'
 import { openFileStore, type FileStore } from '../../src/storage/index.js'
 import { PART_SIZE, S3FileStore } from '../../src/storage/s3.js'
-import { MASTER_PASSWORD, makeSite, storedFiles, type TestSite, type TestUser } from '../helpers/app.js'
+import { MASTER_PASSWORD, siteWith, storedFiles, type TestSite, type TestUser } from '../helpers/app.js'
 import { createTestDatabase, onPostgres } from '../helpers/database.js'
 import { png } from '../helpers/fixtures.js'
 import { pathOf, publishPack, upload } from '../helpers/packs.js'
@@ -95,10 +95,7 @@ describe('packs doctor: the consistency check', () => {
   let alice: TestUser
   const status = async (url: string) => (await site.app.inject({ url: pathOf(url), headers: site.gate })).statusCode
 
-  before(async () => {
-    site = await makeSite()
-    alice = await site.user('alice')
-  })
+  before(async () => ({ site, alice } = await siteWith({ users: ['alice'] })))
   after(() => site.close())
 
   test('a site in use is clean, and --repair changes nothing on it', async () => {
@@ -293,7 +290,8 @@ test('the server runs the check once it listens, and again in its sweep', async 
   const config = loadConfig({
     PACKS_DATA_DIR: dataDir,
     PACKS_MASTER_PASSWORD: MASTER_PASSWORD,
-    PACKS_ORPHAN_GRACE: '300ms',
+    PACKS_ORPHAN_GRACE: '1h',
+    // How soon a sweep follows the last, so the test sees one; no window is waited out (the clock below).
     PACKS_SWEEP_INTERVAL: '200ms',
     ...(database.url ? { DATABASE_URL: database.url } : {}),
     ...(bucket ? { STORAGE_URL: bucket.storageUrl } : {}),
@@ -306,11 +304,11 @@ test('the server runs the check once it listens, and again in its sweep', async 
     },
   })
   // What a crash left before this start: bytes without a row and a write that never finished.
-  const before = openFileStore(config.storageUrl)
+  const before = await openFileStore(config.storageUrl)
   const unfinished = await unfinishedWrite(before)
   await putBytes(before, randomUUID(), Buffer.from('left by a crash'))
-  await new Promise((resolve) => setTimeout(resolve, 400))
-  const app = await buildApp(config, { logger: { level: 'info', stream } })
+  // On the app's clock all of it is two hours old, past the hour of grace, without waiting for it.
+  const app = await buildApp(config, { logger: { level: 'info', stream }, clock: later })
   try {
     await app.listen({ host: '127.0.0.1', port: 0 })
     const startUp = await until(() => logs.find((l) => l.trigger === 'start-up' && /^consistency check: checked/.test(l.msg)), 'the start-up check')
@@ -318,7 +316,7 @@ test('the server runs the check once it listens, and again in its sweep', async 
     assert.deepEqual(await objectKeys(app.store), [])
     assert.deepEqual(await unfinishedKeys(app.store), [])
 
-    // Later crashes are the sweep's: young bytes are left until they pass the grace.
+    // Later crashes are the sweep's, by the same clock (young bytes are left: the runDoctor tests above).
     const secondCrash = randomUUID()
     await putBytes(app.store, secondCrash, Buffer.from('left by another crash'))
     await until(() => logs.find((l) => l.trigger === 'sweep' && l.msg.startsWith(`consistency check: repaired orphan-object ${secondCrash}:`)), 'the sweep to remove it')

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
-import { expectError, makeSite, storedFiles, type TestSite, type TestUser } from '../helpers/app.js'
+import { expectError, siteWith, storedFiles, type TestSite, type TestUser } from '../helpers/app.js'
 import { datapack, png } from '../helpers/fixtures.js'
 import { saveDraft, upload } from '../helpers/packs.js'
 
@@ -9,11 +9,7 @@ let site: TestSite
 let alice: TestUser
 let bob: TestUser
 
-before(async () => {
-  site = await makeSite()
-  alice = await site.user('alice')
-  bob = await site.user('bob')
-})
+before(async () => ({ site, alice, bob } = await siteWith({ users: ['alice', 'bob'] })))
 after(() => site.close())
 
 const get = (user: TestUser | null, draft?: string) =>
@@ -210,5 +206,32 @@ describe('DELETE /api/draft/', () => {
     const kept = await site.app.db.selectFrom('uploads').select('id').where('id', '=', keep.uuid).executeTakeFirst()
     assert.ok(kept, 'an upload outside the draft survives')
     expectError(await del(alice, draft), 404, /draft not found/)
+  })
+})
+
+describe('stored data that is not an object', () => {
+  // Saves are checked to be objects (see "bad input"), so only a row changed outside the service can hold anything
+  // else. Every reader of a draft goes through one function, so they agree: an empty draft, never a 500.
+  test('reads as an empty draft on GET, in My drafts, on the create page and when publishing', async () => {
+    for (const stored of ['not json', '[1, 2]', '"text"', 'null', '42']) {
+      const draft = randomUUID()
+      await saveDraft(site, alice, draft, { title: 'Before damage', version_name: '1' })
+      await site.app.db.updateTable('drafts').set({ data: stored }).where('id', '=', draft).execute()
+
+      const loaded = await get(alice, draft)
+      assert.equal(loaded.statusCode, 200, `${stored}: ${loaded.body}`)
+      assert.deepEqual((loaded.json() as { data: unknown }).data, {}, stored)
+
+      const listed = (await site.app.inject({ url: '/api/drafts/', headers: alice.headers })).json() as { draft: string; title: string | null }[]
+      assert.equal(listed.find((d) => d.draft === draft)?.title, null, stored)
+
+      const page = await site.app.inject({ url: `/create/${draft}/`, headers: alice.headers })
+      assert.equal(page.statusCode, 200, stored)
+      assert.doesNotMatch(page.body, /Before damage/, stored)
+
+      const published = await site.app.inject({ method: 'POST', url: '/api/draft/publish/', headers: alice.headers, payload: { draft } })
+      expectError(published, 400, /missing: title, version_name, a version upload$/)
+      assert.equal((await del(alice, draft)).statusCode, 200)
+    }
   })
 })

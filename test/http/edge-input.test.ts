@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto'
 import type { LightMyRequestResponse } from 'fastify'
 import { MAX_JSON_DEPTH } from '../../src/http/json-body.js'
 import { MAX_PAGE } from '../../src/api/packs.js'
-import { expectError, makeSite, MASTER_PASSWORD, storedFiles, type TestSite, type TestUser } from '../helpers/app.js'
+import { expectError, makeSite, MASTER_PASSWORD, siteWith, storedFiles, type TestSite, type TestUser } from '../helpers/app.js'
 import { datapack, multipart, png } from '../helpers/fixtures.js'
 import { publishPack, type PackJson } from '../helpers/packs.js'
 
@@ -40,10 +40,7 @@ const HOSTILE_NEXT: string[] = [
 describe('next after the gate, sign-in and sign-up stays on the site', () => {
   let site: TestSite
   let user: TestUser
-  before(async () => {
-    site = await makeSite()
-    user = await site.user('nextuser')
-  })
+  before(async () => ({ site, nextuser: user } = await siteWith({ users: ['nextuser'] })))
   after(() => site.close())
 
   const post = (url: string, fields: Record<string, string>) =>
@@ -106,10 +103,7 @@ describe('next after the gate, sign-in and sign-up stays on the site', () => {
 describe('JSON nesting depth', () => {
   let site: TestSite
   let user: TestUser
-  before(async () => {
-    site = await makeSite()
-    user = await site.user('deep')
-  })
+  before(async () => ({ site, deep: user } = await siteWith({ users: ['deep'] })))
   after(() => site.close())
 
   const postRaw = (payload: string, headers: Record<string, string> = {}) =>
@@ -230,8 +224,7 @@ describe('multipart boundaries', () => {
   let user: TestUser
   let pack: PackJson
   before(async () => {
-    site = await makeSite()
-    user = await site.user('bounds')
+    ;({ site, bounds: user } = await siteWith({ users: ['bounds'] }))
     pack = await publishPack(site, user)
   })
   after(() => site.close())
@@ -322,8 +315,7 @@ describe('NUL and unpaired surrogates in text input', () => {
   let user: TestUser
   let pack: PackJson
   before(async () => {
-    site = await makeSite()
-    user = await site.user('nul')
+    ;({ site, nul: user } = await siteWith({ users: ['nul'] }))
     pack = await publishPack(site, user)
   })
   after(() => site.close())

@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
-import { expectError, makeSite, type TestSite, type TestUser } from '../helpers/app.js'
+import { expectError, siteWith, type TestSite, type TestUser } from '../helpers/app.js'
 import { mp4, multipart, png } from '../helpers/fixtures.js'
 
 interface Uploaded {
@@ -24,8 +24,7 @@ describe('GET /api/files/{file_id}/', () => {
   let imageUrl: string
 
   before(async () => {
-    site = await makeSite()
-    alice = await site.user('alice')
+    ;({ site, alice } = await siteWith({ users: ['alice'] }))
     imageUrl = (await upload(site, alice, image, 'Grüße ✓.png')).url
   })
   after(() => site.close())

@@ -8,8 +8,8 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
 import type { LightMyRequestResponse } from 'fastify'
-import { csrfTokenFor } from '../../src/accounts/auth.js'
-import { makeSite, type TestSite, type TestUser } from '../helpers/app.js'
+import { csrfTokenFor } from '../../src/accounts/csrf.js'
+import { siteWith, type TestSite, type TestUser } from '../helpers/app.js'
 import { pathOf, publishPack, saveDraft, upload } from '../helpers/packs.js'
 import { png } from '../helpers/fixtures.js'
 
@@ -25,8 +25,7 @@ describe('Cache-Control: no-store', () => {
   let csrf = ''
 
   before(async () => {
-    site = await makeSite()
-    alice = await site.user('alice')
+    ;({ site, alice } = await siteWith({ users: ['alice'] }))
     const login = await site.app.inject({ method: 'POST', url: '/login/', headers: site.gate, payload: { username: 'alice', password: alice.password } })
     assert.equal(login.statusCode, 200, login.body)
     expectNoStore(login, 'the JSON sign-in answer (it carries the CSRF token)')

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { descriptionCache } from '../../src/web/markdown.js'
-import { makeSite, type TestSite, type TestUser } from '../helpers/app.js'
+import { siteWith, type TestSite, type TestUser } from '../helpers/app.js'
 import { publishPack, type PackJson } from '../helpers/packs.js'
 
 /** The largest realistic description whose draft still fits the 256 KiB autosave limit. */
@@ -21,10 +21,7 @@ function largeDescription(): string {
 describe('pack descriptions on the pack page', () => {
   let site: TestSite
   let alice: TestUser
-  before(async () => {
-    site = await makeSite()
-    alice = await site.user('alice')
-  })
+  before(async () => ({ site, alice } = await siteWith({ users: ['alice'] })))
   after(() => site.close())
 
   const view = (pack: PackJson) => site.app.inject({ url: `/packs/${pack.namespace}/${pack.pack_id}/`, headers: site.gate })

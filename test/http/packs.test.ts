@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
-import { expectError, makeSite, storedFiles, type TestSite, type TestUser } from '../helpers/app.js'
+import { expectError, makeSite, siteWith, storedFiles, type TestSite, type TestUser } from '../helpers/app.js'
 import { datapack, multipart, png, zip, type Part } from '../helpers/fixtures.js'
 import { pathOf, publishPack, seedTags, type PackJson } from '../helpers/packs.js'
 
@@ -10,9 +10,7 @@ let alice: TestUser
 let bob: TestUser
 
 before(async () => {
-  site = await makeSite()
-  alice = await site.user('alice')
-  bob = await site.user('bob')
+  ;({ site, alice, bob } = await siteWith({ users: ['alice', 'bob'] }))
   await seedTags(site)
 })
 after(() => site.close())

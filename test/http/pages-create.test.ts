@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, test } from 'node:test'
-import { expectError, makeSite, type TestSite, type TestUser } from '../helpers/app.js'
+import { expectError, siteWith, type TestSite, type TestUser } from '../helpers/app.js'
 import { datapack, png } from '../helpers/fixtures.js'
 import { saveDraft, seedTags, upload } from '../helpers/packs.js'
 
@@ -12,9 +12,7 @@ let alice: TestUser
 let bob: TestUser
 
 before(async () => {
-  site = await makeSite()
-  alice = await site.user('alice')
-  bob = await site.user('bob')
+  ;({ site, alice, bob } = await siteWith({ users: ['alice', 'bob'] }))
   await seedTags(site)
 })
 after(() => site.close())

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { setTimeout as delay } from 'node:timers/promises'
 import { after, before, describe, test } from 'node:test'
-import { makeSite, type TestSite, type TestUser } from '../helpers/app.js'
+import { siteWith, type TestSite, type TestUser } from '../helpers/app.js'
 import { datapack, mp4, multipart, png } from '../helpers/fixtures.js'
 import { pathOf, publishPack, saveDraft, seedTags, upload, type PackJson } from '../helpers/packs.js'
 
@@ -39,9 +39,7 @@ function versions(body: string): string[] {
 }
 
 before(async () => {
-  site = await makeSite()
-  alice = await site.user('alice')
-  bob = await site.user('bob')
+  ;({ site, alice, bob } = await siteWith({ users: ['alice', 'bob'] }))
   await seedTags(site)
 
   const draft = randomUUID()

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
 import { sql } from 'kysely'
-import { expectError, makeSite, storedFiles, type TestSite, type TestUser } from '../helpers/app.js'
+import { expectError, siteWith, storedFiles, type TestSite, type TestUser } from '../helpers/app.js'
 import { onPostgres } from '../helpers/database.js'
 import { datapack, png, webm, zip } from '../helpers/fixtures.js'
 import { pathOf, publishPack, saveDraft, seedTags, upload, type PackJson } from '../helpers/packs.js'
@@ -12,9 +12,7 @@ let alice: TestUser
 let bob: TestUser
 
 before(async () => {
-  site = await makeSite()
-  alice = await site.user('alice')
-  bob = await site.user('bob')
+  ;({ site, alice, bob } = await siteWith({ users: ['alice', 'bob'] }))
   await seedTags(site)
 })
 after(() => site.close())
@@ -134,6 +132,22 @@ describe('POST /api/draft/publish/', () => {
     assert.equal(pack.summary, '')
     assert.equal(pack.description, '')
     assert.equal(pack.versions[0]!.changelog, '')
+  })
+
+  test('tags are matched however many the draft names: the create page and publishing find every real one', async () => {
+    // More names than one lookup takes (500), with the real tags last: both lookups must read every batch.
+    const invented = Array.from({ length: 1200 }, (_, i) => `invented-${i}`)
+    const draft = randomUUID()
+    await saveDraft(site, alice, draft, { title: 'Many Tags', version_name: '1', tags: [...invented, 'ADVENTURE', 'space'] })
+    const page = await site.app.inject({ url: `/create/${draft}/`, headers: alice.headers })
+    assert.equal(page.statusCode, 200)
+    assert.match(page.body, /<li data-tag="Adventure"><span class="chip cat-kind">Adventure/, 'the chip has the tag\'s spelling and color')
+    assert.match(page.body, /<li data-tag="Space"><span class="chip cat-theme">Space/)
+    assert.match(page.body, /<li data-tag="invented-1199"><span class="chip">invented-1199/, 'an unknown name: a plain chip')
+    await upload(site, alice, 'version', await datapack(48), { draft })
+    const res = await publish(alice, { draft })
+    assert.equal(res.statusCode, 201, res.body)
+    assert.deepEqual((res.json() as PackJson).tags.map((t) => t.name), ['Adventure', 'Space'])
   })
 
   test('missing title, version_name and version upload: 400 naming each, draft kept', async () => {

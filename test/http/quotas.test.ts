@@ -9,7 +9,7 @@ import { Transform, pipeline, type Readable } from 'node:stream'
 import { after, before, describe, test } from 'node:test'
 import { ConfigError, loadConfig } from '../../src/config/index.js'
 import { pendingUsage } from '../../src/uploads/repository.js'
-import { expectError, makeSite, storedFiles, type TestSite, type TestUser } from '../helpers/app.js'
+import { expectError, siteWith, storedFiles, type TestSite, type TestUser } from '../helpers/app.js'
 import { multipart, png, type Part } from '../helpers/fixtures.js'
 
 const KiB = 1024
@@ -70,11 +70,7 @@ describe('pending upload bytes', () => {
   let site: TestSite
   let alice: TestUser
   let bob: TestUser
-  before(async () => {
-    site = await makeSite(SMALL)
-    alice = await site.user('alice')
-    bob = await site.user('bob')
-  })
+  before(async () => ({ site, alice, bob } = await siteWith({ env: SMALL, users: ['alice', 'bob'] })))
   after(() => site.close())
 
   test('uploads fit until the quota is reached; the next one is 413 with a clear detail and nothing kept; deleting makes room', async () => {
@@ -105,10 +101,7 @@ describe('pending upload bytes', () => {
 describe('a file larger than what the quota still holds', () => {
   let site: TestSite
   let alice: TestUser
-  before(async () => {
-    site = await makeSite(SMALL)
-    alice = await site.user('alice')
-  })
+  before(async () => ({ site, alice } = await siteWith({ env: SMALL, users: ['alice'] })))
   after(() => site.close())
 
   test('is cut off while streaming: storage never receives more than the quota left', async () => {
@@ -139,10 +132,7 @@ describe('a file larger than what the quota still holds', () => {
 describe('concurrent uploads by one user', () => {
   let site: TestSite
   let alice: TestUser
-  before(async () => {
-    site = await makeSite(SMALL)
-    alice = await site.user('alice')
-  })
+  before(async () => ({ site, alice } = await siteWith({ env: SMALL, users: ['alice'] })))
   after(() => site.close())
 
   test('cannot squeeze past the quota together: exactly as many as fit get in, the rest are 413', async () => {
@@ -159,10 +149,7 @@ describe('concurrent uploads by one user', () => {
 describe('number of pending uploads', () => {
   let site: TestSite
   let alice: TestUser
-  before(async () => {
-    site = await makeSite({ PACKS_MAX_PENDING_UPLOADS: '3' })
-    alice = await site.user('alice')
-  })
+  before(async () => ({ site, alice } = await siteWith({ env: { PACKS_MAX_PENDING_UPLOADS: '3' }, users: ['alice'] })))
   after(() => site.close())
 
   test('past the count, 409 before any byte is stored; concurrent ones stop at the count too', async () => {
@@ -178,11 +165,7 @@ describe('number of drafts', () => {
   let site: TestSite
   let alice: TestUser
   let bob: TestUser
-  before(async () => {
-    site = await makeSite({ PACKS_MAX_DRAFTS: '2' })
-    alice = await site.user('alice')
-    bob = await site.user('bob')
-  })
+  before(async () => ({ site, alice, bob } = await siteWith({ env: { PACKS_MAX_DRAFTS: '2' }, users: ['alice', 'bob'] })))
   after(() => site.close())
 
   test('a new draft past the cap is 409 (autosave and upload alike); existing drafts still save; deleting makes room', async () => {

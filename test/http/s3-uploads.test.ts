@@ -2,7 +2,7 @@
 // sends them (issue 8, item 8): with STORAGE_URL=s3://… every upload of 5 MiB
 // or more failed with a 500, because lib-storage read the upload's metering
 // stream's public `size` field (0) as the body's length and refused the parts
-// it had sent. The FileStore contract test (test/unit/storage.test.ts) streams
+// it had sent. The FileStore contract test (test/backends/storage.test.ts) streams
 // 50 MiB straight into the store and so never met the ingest stream; these go
 // through POST /api/uploads/ and the new-version route, then download the file
 // and compare SHA-256. Each runs against s3rver as published (no
@@ -15,7 +15,7 @@ import { Readable } from 'node:stream'
 import { receiveFile } from '../../src/uploads/ingest.js'
 import type { FileStore } from '../../src/storage/index.js'
 import { PART_SIZE, S3FileStore } from '../../src/storage/s3.js'
-import { expectError, makeSite, type TestSite, type TestUser } from '../helpers/app.js'
+import { expectError, siteWith, type TestSite, type TestUser } from '../helpers/app.js'
 import { mp4, multipart, png, rawZip, type Part } from '../helpers/fixtures.js'
 import { pathOf, publishPack, type PackJson } from '../helpers/packs.js'
 import { bucketContents, s3Bucket, s3Selected, stopS3Server, type TestBucket } from '../helpers/s3.js'
@@ -83,8 +83,7 @@ for (const variant of variants) {
     before(async () => {
       const storage = await variant.storage()
       bucket = storage.bucket
-      site = await makeSite(storage.env)
-      alice = await site.user('alice')
+      ;({ site, alice } = await siteWith({ env: storage.env, users: ['alice'] }))
     })
     after(() => site.close())
 

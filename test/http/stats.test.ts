@@ -1,8 +1,8 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
-import { setTimeout as sleep } from 'node:timers/promises'
-import { expectError, makeSite, type TestSite } from '../helpers/app.js'
+import { KEY_PREFIX, openRedis } from '../../src/shared-state/redis.js'
+import { expectError, makeSite, siteWith, type TestSite } from '../helpers/app.js'
 
 const packageVersion = (JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version
 
@@ -25,9 +25,10 @@ describe('GET /api/stats/', () => {
   let member: Record<string, string>
 
   before(async () => {
-    site = await makeSite()
-    staff = (await site.user('admin', { staff: true })).headers
-    member = (await site.user('member')).headers
+    const made = await siteWith({ users: ['member'], staff: ['admin'] })
+    ;({ site } = made)
+    staff = made.admin.headers
+    member = made.member.headers
   })
   after(async () => site.close())
 
@@ -79,27 +80,45 @@ describe('GET /api/stats/', () => {
 })
 
 describe('GET /api/stats/ after the cache window', () => {
+  // The app's clock stands still unless the test moves it: the window passes when the test says so.
+  let now = Date.now()
   let site: TestSite
   before(async () => {
-    site = await makeSite({ PACKS_STATS_CACHE: '50ms' })
+    site = await makeSite({ PACKS_STATS_CACHE: '20s' }, { clock: () => now })
   })
   after(async () => site.close())
+
+  /** The window's last millisecond passes: on the app's clock, and on Redis's where the site keeps its snapshot there. */
+  async function windowEnds(): Promise<void> {
+    now += 1
+    if (site.config.redisUrl) {
+      const redis = await openRedis(site.config.redisUrl)
+      try {
+        await redis.client.del(`${KEY_PREFIX}stats:snapshot`)
+      } finally {
+        await redis.close()
+      }
+    }
+  }
 
   test('builds a new snapshot with fresh counts and route metrics', async () => {
     const { headers } = await site.user('admin', { staff: true })
     const first = (await site.app.inject({ method: 'GET', url: '/api/stats/', headers })).json() as Snapshot
     assert.equal(first.counts.users, 1)
-    assert.equal(first.cache_seconds, 0.05)
+    assert.equal(first.cache_seconds, 20)
 
     await site.user('second')
     await site.user('third')
     const updateCheck = await site.app.inject({ method: 'GET', url: '/api/packs/nobody/nothing/latest', headers: site.gate })
     assert.equal(updateCheck.statusCode, 404)
-    await sleep(80)
+    now += 19_999
+    const within = (await site.app.inject({ method: 'GET', url: '/api/stats/', headers })).json() as Snapshot
+    assert.deepEqual(within, first, 'the window\'s last millisecond still answers with the first snapshot')
+    await windowEnds()
 
     const second = (await site.app.inject({ method: 'GET', url: '/api/stats/', headers })).json() as Snapshot
     assert.notEqual(second.generated_at, first.generated_at)
-    assert.ok(Date.parse(second.generated_at) > Date.parse(first.generated_at))
+    assert.equal(Date.parse(second.generated_at) - Date.parse(first.generated_at), 20_000, 'generated on the app\'s clock, one window later')
     assert.equal(second.counts.users, 3)
     assert.equal(second.counts.api_tokens, 3)
     assert.ok(second.requests.total > first.requests.total)
@@ -108,6 +127,6 @@ describe('GET /api/stats/ after the cache window', () => {
     assert.equal(route.count, 1)
     assert.equal(route.errors, 0, 'a 404 is not a server error')
     const stats = second.requests.routes.find((r) => r.route === 'GET /api/stats/')
-    assert.equal(stats?.count, 1, 'the first stats call was recorded')
+    assert.equal(stats?.count, 2, 'the earlier stats calls were recorded')
   })
 })

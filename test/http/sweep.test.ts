@@ -8,9 +8,10 @@ import os from 'node:os'
 import path from 'node:path'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config/index.js'
-import { createApiToken, createUser } from '../../src/accounts/service.js'
+import { createApiToken } from '../../src/accounts/tokens-service.js'
+import { createUser } from '../../src/accounts/users-service.js'
 import { sweepExpired } from '../../src/uploads/pending.js'
-import { MASTER_PASSWORD, makeSite, storedFiles, type TestSite, type TestUser } from '../helpers/app.js'
+import { MASTER_PASSWORD, siteWith, storedFiles, type TestSite, type TestUser } from '../helpers/app.js'
 import { png } from '../helpers/fixtures.js'
 import { pathOf, publishPack, saveDraft, upload } from '../helpers/packs.js'
 
@@ -20,10 +21,7 @@ const DAY = 24 * HOUR
 describe('sweepExpired', () => {
   let site: TestSite
   let alice: TestUser
-  before(async () => {
-    site = await makeSite()
-    alice = await site.user('alice')
-  })
+  before(async () => ({ site, alice } = await siteWith({ users: ['alice'] })))
   after(() => site.close())
 
   const fileStatus = async (url: string) => (await site.app.inject({ url: pathOf(url), headers: site.gate })).statusCode
@@ -72,16 +70,20 @@ describe('sweepExpired', () => {
 test('a running server sweeps on its own, at PACKS_SWEEP_INTERVAL', async () => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'packs-sweep-'))
   const config = loadConfig({
-    PACKS_DATA_DIR: dataDir, PACKS_MASTER_PASSWORD: MASTER_PASSWORD, PACKS_UPLOAD_TTL: '200ms', PACKS_SWEEP_INTERVAL: '100ms',
+    // The interval is how soon a sweep follows the last, so the test sees one; no window is waited out (the clock below).
+    PACKS_DATA_DIR: dataDir, PACKS_MASTER_PASSWORD: MASTER_PASSWORD, PACKS_UPLOAD_TTL: '1h', PACKS_SWEEP_INTERVAL: '100ms',
   })
-  const app = await buildApp(config, { logger: false })
+  let ahead = 0
+  const app = await buildApp(config, { logger: false, clock: () => Date.now() + ahead })
   try {
-    await createUser(app.db, 'sam', 'sam-password')
+    await createUser(app.db, app.passwords, 'sam', 'sam-password')
     const { token } = await createApiToken(app.db, 'sam', 't')
     const site = { app, gate: { 'x-master-password': MASTER_PASSWORD }, dataDir } as unknown as TestSite
     const user = { headers: { authorization: `Bearer sam ${token}` } } as unknown as TestUser
     const pending = await upload(site, user, 'media', png())
     assert.equal((await storedFiles(site)).length, 1)
+    // Two hours pass on the app's clock: the upload's hour is over.
+    ahead = 2 * HOUR
     const deadline = Date.now() + 5_000
     while ((await storedFiles(site)).length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50))
     assert.equal((await storedFiles(site)).length, 0, 'the expired upload was swept without anyone asking')

@@ -2,21 +2,9 @@
 // /api/tokens/{token_id}/, and the Settings → API tokens page that uses them.
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { csrfTokenFor } from '../../src/accounts/auth.js'
-import { expectError, makeSite, type TestSite, type TestUser } from '../helpers/app.js'
-
-interface ApiToken {
-  id: string
-  name: string
-  created_at: string
-  last_used_at: string | null
-  expires_at: string | null
-  expired: boolean
-}
-interface CreatedToken extends ApiToken {
-  token: string
-  authorization: string
-}
+import { csrfTokenFor } from '../../src/accounts/csrf.js'
+import type { ApiTokenBody as ApiToken, CreatedTokenBody as CreatedToken } from '../../src/api/tokens.js'
+import { expectError, siteWith, type TestSite, type TestUser } from '../helpers/app.js'
 
 const ISO_Z = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
 
@@ -29,9 +17,7 @@ describe('API tokens', () => {
   let csrf = ''
 
   before(async () => {
-    site = await makeSite()
-    alice = await site.user('Alice')
-    bob = await site.user('bob')
+    ;({ site, Alice: alice, bob } = await siteWith({ users: ['Alice', 'bob'] }))
     const login = await site.app.inject({ method: 'POST', url: '/login/', headers: site.gate, payload: { username: 'alice', password: alice.password } })
     assert.equal(login.statusCode, 200)
     session = login.cookies.find((c) => c.name === 'packs_session')!.value
@@ -227,8 +213,7 @@ describe('Settings → API tokens page', () => {
   const FORM = { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html' }
 
   before(async () => {
-    site = await makeSite()
-    carol = await site.user('carol')
+    ;({ site, carol } = await siteWith({ users: ['carol'] }))
     const login = await site.app.inject({ method: 'POST', url: '/login/', headers: site.gate, payload: { username: 'carol', password: carol.password } })
     session = login.cookies.find((c) => c.name === 'packs_session')!.value
     csrf = csrfTokenFor(site.app.gate.siteSecret, session)

@@ -12,6 +12,8 @@ import { expectError, makeSite, type TestSite } from '../helpers/app.js'
 import { publishPack } from '../helpers/packs.js'
 import { redisSkip, startRedis, type RedisServer } from '../helpers/redis.js'
 import { DEFAULT_LIMITS, packKey } from '../../src/update-check/cache.js'
+import { RedisUpdateCheckCache } from '../../src/shared-state/redis-update-check-cache.js'
+import { openRedis } from '../../src/shared-state/redis.js'
 import { isValidHost } from '../../src/http/host.js'
 
 interface Latest { download_url: string }
@@ -36,7 +38,7 @@ describe('the Host header', () => {
     expectError(await latest(site, host), 400, /Host/)
     expectError(await site.app.inject({ url: '/healthz', headers: { host } }), 400)
     expectError(await site.app.inject({ url: '/api/packs/', headers: { ...site.gate, host } }), 400)
-    assert.equal(site.app.latestCache.usage().origins, 0, 'nothing was cached for it')
+    assert.equal(site.app.updateCheckCache.usage().origins, 0, 'nothing was cached for it')
   })
 
   test('a host of 255 characters passes; 256 do not', async () => {
@@ -137,13 +139,13 @@ describe('the cache stays within its bounds', () => {
       assert.equal(res.statusCode, 200)
       if (i % 997 === 0) assert.ok((res.json() as Latest).download_url.startsWith(`http://${host}/`))
     }
-    const usage = site.app.latestCache.usage()
+    const usage = site.app.updateCheckCache.usage()
     assert.equal(usage.origins, DEFAULT_LIMITS.maxOrigins)
     assert.equal(usage.answers, DEFAULT_LIMITS.maxOrigins)
     assert.ok(usage.bytes < 16 * 1024, `${usage.bytes} bytes`)
     // The first origins keep being served from memory; a later one is computed each time, still right.
-    assert.equal(site.app.latestCache.get(packKey('alice', 'caves'), 'http://h0.example:8000')?.etag, (await latest(site, 'h0.example:8000')).headers.etag)
-    assert.equal(site.app.latestCache.get(packKey('alice', 'caves'), 'http://h9999.example:8000'), undefined)
+    assert.equal(site.app.updateCheckCache.get(packKey('alice', 'caves'), 'http://h0.example:8000')?.etag, (await latest(site, 'h0.example:8000')).headers.etag)
+    assert.equal(site.app.updateCheckCache.get(packKey('alice', 'caves'), 'http://h9999.example:8000'), undefined)
   })
 
   test('10,000 distinct unknown pack ids: each 404, "not found" answers bounded, the real pack still cached', async () => {
@@ -151,11 +153,11 @@ describe('the cache stays within its bounds', () => {
       const res = await latest(site, 'h0.example:8000', `no-such-pack-${i}-${'x'.repeat(60)}`)
       assert.equal(res.statusCode, 404)
     }
-    const usage = site.app.latestCache.usage()
+    const usage = site.app.updateCheckCache.usage()
     assert.ok(usage.missing <= DEFAULT_LIMITS.maxMissing, `${usage.missing} "not found" answers`)
     assert.ok(usage.packs + usage.missing <= DEFAULT_LIMITS.maxPacks + DEFAULT_LIMITS.maxMissing)
     assert.ok(usage.bytes <= DEFAULT_LIMITS.maxBytes, `${usage.bytes} bytes`)
-    assert.ok(site.app.latestCache.get(packKey('alice', 'caves'), 'http://h0.example:8000'), 'the real pack was not evicted')
+    assert.ok(site.app.updateCheckCache.get(packKey('alice', 'caves'), 'http://h0.example:8000'), 'the real pack was not evicted')
   })
 })
 
@@ -169,7 +171,7 @@ describe('with PACKS_BASE_URL', () => {
       const res = await latest(site, `h${i}.example`)
       assert.ok((res.json() as Latest).download_url.startsWith('https://packs.example.org/api/files/'))
     }
-    const usage = site.app.latestCache.usage()
+    const usage = site.app.updateCheckCache.usage()
     assert.equal(usage.origins, 1)
     assert.equal(usage.answers, 1)
   })
@@ -190,19 +192,48 @@ describe('with REDIS_URL', { skip: redisSkip }, () => {
   test('a flood of unknown pack ids stays bounded, and the real pack is still cached', async () => {
     assert.equal((await latest(site, 'h0.example')).statusCode, 200)
     const key = packKey('alice', 'caves')
-    assert.ok(site.app.latestCache.get(key, 'http://h0.example'))
+    assert.ok(site.app.updateCheckCache.get(key, 'http://h0.example'))
     // Each id this instance has not seen invalidates its own entry on first sight (the race this guards
-    // against is pinned down in test/unit/latest-cache.test.ts); the real pack, asked alongside, stays cached.
+    // against is pinned down below and in test/unit/update-check-cache.test.ts); the real pack, asked alongside, stays cached.
     let invented = 0
     for (let round = 0; round < 20; round++) {
-      await site.app.latestCache.invalidate(key)
+      await site.app.updateCheckCache.invalidate(key)
       const flood = Array.from({ length: 100 }, () => latest(site, 'h0.example', `invented-${invented++}`))
       const [real, ...rest] = await Promise.all([latest(site, 'h0.example'), ...flood])
       assert.equal(real!.statusCode, 200)
       for (const res of rest) assert.equal(res.statusCode, 404)
-      assert.ok(site.app.latestCache.get(key, 'http://h0.example'), `round ${round}: the real pack's answer was stored despite the flood`)
+      assert.ok(site.app.updateCheckCache.get(key, 'http://h0.example'), `round ${round}: the real pack's answer was stored despite the flood`)
     }
-    const usage = site.app.latestCache.usage() as ReturnType<typeof site.app.latestCache.usage> & { stamps: number }
+    const usage = site.app.updateCheckCache.usage() as ReturnType<typeof site.app.updateCheckCache.usage> & { stamps: number }
     assert.ok(usage.missing <= DEFAULT_LIMITS.maxMissing && usage.stamps <= 10_000, JSON.stringify(usage))
+  })
+
+  describe('RedisUpdateCheckCache itself, under a flood of invented ids', () => {
+    test('ids seen for the first time do not stop another pack\'s lookup, begun before them, from storing its answer', async () => {
+      const connection = await openRedis(redis.url)
+      try {
+        const cache = new RedisUpdateCheckCache(connection.client)
+        const real = packKey('alice', 'caves')
+        await cache.revalidate(real)
+        const readAt = cache.currentGeneration()
+        // ...the lookup reads the database while update-checks for 100 invented ids arrive:
+        for (let i = 0; i < 100; i++) await cache.revalidate(packKey('x', `invented-${i}`))
+        cache.set(real, 'http://a', { body: '{"version":"1"}', etag: '"1"' }, readAt)
+        assert.equal(cache.get(real, 'http://a')?.etag, '"1"')
+      } finally {
+        await connection.close()
+      }
+    })
+
+    test('the remembered stamps are bounded', async () => {
+      const connection = await openRedis(redis.url)
+      try {
+        const cache = new RedisUpdateCheckCache(connection.client)
+        for (let i = 0; i < 10_050; i++) await cache.revalidate(packKey('x', `invented-${i}`))
+        assert.equal(cache.usage().stamps, 10_000)
+      } finally {
+        await connection.close()
+      }
+    })
   })
 })

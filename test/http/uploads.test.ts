@@ -1,12 +1,15 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomBytes, randomUUID } from 'node:crypto'
-import { Readable } from 'node:stream'
-import { requireUser } from '../../src/accounts/service.js'
+import { Readable, Writable } from 'node:stream'
+import { requireUser } from '../../src/accounts/users-service.js'
 import { findOwnedDraft } from '../../src/drafts/repository.js'
 import { listDraftUploads } from '../../src/uploads/repository.js'
-import { expectError, makeSite, storedFiles, type TestSite, type TestUser } from '../helpers/app.js'
+import { sweepExpired } from '../../src/uploads/pending.js'
+import { StorageUnavailable } from '../../src/errors.js'
+import { expectError, makeSite, siteWith, storedFiles, type TestSite, type TestUser } from '../helpers/app.js'
 import { datapack, gif, jpeg, mp4, multipart, png, webm, webp, zip, type Part } from '../helpers/fixtures.js'
+import { publishPack } from '../helpers/packs.js'
 
 interface TempUpload {
   uuid: string
@@ -48,11 +51,7 @@ describe('POST /api/uploads/', () => {
   let alice: TestUser
   let bob: TestUser
 
-  before(async () => {
-    site = await makeSite()
-    alice = await site.user('alice')
-    bob = await site.user('bob')
-  })
+  before(async () => ({ site, alice, bob } = await siteWith({ users: ['alice', 'bob'] })))
   after(() => site.close())
 
   describe('accepted types per kind, decided from the bytes', () => {
@@ -355,10 +354,7 @@ describe('POST /api/uploads/', () => {
 describe('upload size limits', () => {
   let site: TestSite
   let alice: TestUser
-  before(async () => {
-    site = await makeSite({ PACKS_MAX_THUMBNAIL_SIZE: '1KiB', PACKS_MAX_MEDIA_SIZE: '2KiB', PACKS_MAX_VERSION_SIZE: '4KiB' })
-    alice = await site.user('alice')
-  })
+  before(async () => ({ site, alice } = await siteWith({ env: { PACKS_MAX_THUMBNAIL_SIZE: '1KiB', PACKS_MAX_MEDIA_SIZE: '2KiB', PACKS_MAX_VERSION_SIZE: '4KiB' }, users: ['alice'] })))
   after(() => site.close())
 
   /** A PNG signature followed by padding: detected as PNG, exactly `size` bytes. */
@@ -419,11 +415,7 @@ describe('POST /api/uploads/{upload_uuid}/delete/', () => {
   let site: TestSite
   let alice: TestUser
   let bob: TestUser
-  before(async () => {
-    site = await makeSite()
-    alice = await site.user('alice')
-    bob = await site.user('bob')
-  })
+  before(async () => ({ site, alice, bob } = await siteWith({ users: ['alice', 'bob'] })))
   after(() => site.close())
 
   const upload = async (user: TestUser, parts: Part[] = [file(png(), 'a.png')]) => {
@@ -488,5 +480,121 @@ describe('POST /api/uploads/{upload_uuid}/delete/', () => {
   test('answers without the trailing slash too', async () => {
     const mine = await upload(alice)
     assert.equal((await site.app.inject({ method: 'POST', url: `/api/uploads/${mine.uuid}/delete`, headers: alice.headers })).statusCode, 200)
+  })
+})
+
+describe('a store that fails while a version archive is read', () => {
+  let site: TestSite
+  let alice: TestUser
+  const logged: { level: number; msg: string; err?: { message?: string; stack?: string } }[] = []
+  let failRangedReads = false
+
+  before(async () => {
+    const stream = new Writable({
+      write(chunk, _encoding, callback) {
+        for (const line of String(chunk).split('\n').filter(Boolean)) logged.push(JSON.parse(line) as (typeof logged)[number])
+        callback()
+      },
+    })
+    site = await makeSite({}, { logger: { level: 'error', stream } })
+    alice = await site.user('alice')
+    // The archive is read back from storage in ranges (src/uploads/archives.ts): those reads fail as an unreachable store's do.
+    const store = site.app.store
+    const get = store.get.bind(store)
+    store.get = async (key, range) => {
+      if (failRangedReads && range) throw new StorageUnavailable(new Error('connection refused by the test'))
+      return get(key, range)
+    }
+  })
+  after(() => site.close())
+
+  /** The 503 of an unavailable store, logged once with its cause; never a 400 calling the archive unreadable. */
+  async function expectUnavailable(send: () => Promise<Awaited<ReturnType<typeof post>>>): Promise<void> {
+    logged.length = 0
+    failRangedReads = true
+    try {
+      const res = await expectRejected(site, send, 503, /^storage is unavailable, try again$/)
+      assert.equal(res.headers['retry-after'], '5')
+    } finally {
+      failRangedReads = false
+    }
+    const errors = logged.filter((entry) => entry.level >= 50)
+    assert.equal(errors.length, 1, JSON.stringify(logged))
+    assert.match(JSON.stringify(errors[0]), /connection refused by the test/)
+  }
+
+  test('POST /api/uploads/, kind before or after the file: 503, logged, nothing kept', async () => {
+    await expectUnavailable(async () => post(site, alice.headers, [kindField('version'), file(await datapack(48), 'p.zip')]))
+    await expectUnavailable(async () => post(site, alice.headers, [file(await datapack(48), 'p.zip'), kindField('version')]))
+    // The store back: the same archive is a readable ZIP.
+    const res = await post(site, alice.headers, [kindField('version'), file(await datapack(48), 'p.zip')])
+    assert.equal(res.statusCode, 200, res.body)
+  })
+
+  test('a new version of a pack: 503, logged, nothing kept', async () => {
+    const pack = await publishPack(site, alice)
+    const versions = `/api/packs/${pack.namespace}/${pack.pack_id}/versions/`
+    const send = async () => {
+      const form = multipart([{ name: 'version_name', value: '2.0.0' }, file(await datapack(57), 'v2.zip')])
+      return site.app.inject({ method: 'POST', url: versions, headers: { ...alice.headers, ...form.headers }, payload: form.payload })
+    }
+    await expectUnavailable(send)
+    assert.equal((await send()).statusCode, 201)
+  })
+})
+
+describe('a file whose storage key is not its id (as an imported export may hold)', () => {
+  let site: TestSite
+  let alice: TestUser
+  before(async () => ({ site, alice } = await siteWith({ users: ['alice'] })))
+  after(() => site.close())
+
+  /** Moves the file's bytes to a new key and points its row there; returns the key. */
+  async function rekey(fileId: string): Promise<string> {
+    const key = randomUUID()
+    const chunks: Buffer[] = []
+    for await (const chunk of await site.app.store.get(fileId)) chunks.push(chunk as Buffer)
+    await site.app.store.put(key, Readable.from([Buffer.concat(chunks)]))
+    await site.app.store.delete(fileId)
+    await site.app.db.updateTable('files').set({ storage_key: key }).where('id', '=', fileId).execute()
+    return key
+  }
+
+  async function uploadRekeyed(parts: Part[]): Promise<{ upload: TempUpload; key: string }> {
+    const res = await post(site, alice.headers, parts)
+    assert.equal(res.statusCode, 200, res.body)
+    const upload = res.json() as TempUpload
+    const key = await rekey(/\/api\/files\/([0-9a-f-]{36})\/$/.exec(upload.url)![1]!)
+    const served = await site.app.inject({ method: 'GET', url: upload.url, headers: site.gate })
+    assert.equal(served.statusCode, 200)
+    assert.ok(served.rawPayload.equals(png()), 'served from its storage key')
+    return { upload, key }
+  }
+
+  async function expectGone(key: string): Promise<void> {
+    await assert.rejects(site.app.store.get(key), (error: NodeJS.ErrnoException) => error.code === 'ENOENT', `bytes under ${key} deleted`)
+    assert.deepEqual(await kept(site), { files: [], fileRows: 0, uploadRows: 0 })
+  }
+
+  test('deleting the upload deletes the bytes under its storage key', async () => {
+    const { upload, key } = await uploadRekeyed([file(png(), 'a.png')])
+    const res = await site.app.inject({ method: 'POST', url: `/api/uploads/${upload.uuid}/delete/`, headers: alice.headers })
+    assert.equal(res.statusCode, 200, res.body)
+    await expectGone(key)
+  })
+
+  test('deleting its draft deletes them too', async () => {
+    const draft = randomUUID()
+    const { key } = await uploadRekeyed([{ name: 'draft_uuid', value: draft }, file(png(), 'a.png')])
+    const res = await site.app.inject({ method: 'DELETE', url: `/api/draft/?draft=${draft}`, headers: alice.headers })
+    assert.equal(res.statusCode, 200, res.body)
+    await expectGone(key)
+  })
+
+  test('and so does the sweep, once the upload has expired', async () => {
+    const { upload, key } = await uploadRekeyed([file(png(), 'a.png')])
+    await site.app.db.updateTable('uploads').set({ expires_at: new Date(0).toISOString() }).where('id', '=', upload.uuid).execute()
+    assert.equal((await sweepExpired(site.app.db, site.app.store, site.config.draftTtlMs)).uploads, 1)
+    await expectGone(key)
   })
 })

@@ -5,7 +5,7 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { deflateRawSync } from 'node:zlib'
-import { expectError, makeSite, storedFiles, type TestSite, type TestUser } from '../helpers/app.js'
+import { expectError, siteWith, storedFiles, type TestSite, type TestUser } from '../helpers/app.js'
 import { datapack, multipart, rawZip, zipEntryBomb } from '../helpers/fixtures.js'
 
 const BOUND_MS = 5000
@@ -14,10 +14,7 @@ describe('hostile version archives through POST /api/uploads/', () => {
   let site: TestSite
   let alice: TestUser
 
-  before(async () => {
-    site = await makeSite()
-    alice = await site.user('alice')
-  })
+  before(async () => ({ site, alice } = await siteWith({ users: ['alice'] })))
   after(() => site.close())
 
   async function uploadVersion(bytes: Buffer) {

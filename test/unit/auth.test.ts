@@ -1,25 +1,57 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { hashPassword, safeEqual, verifyPassword } from '../../src/accounts/secrets.js'
-import fs from 'node:fs'
-import os from 'node:os'
-import path from 'node:path'
+import { safeEqual } from '../../src/accounts/secrets.js'
+import { PasswordHasher } from '../../src/accounts/passwords.js'
 import { setImmediate } from 'node:timers/promises'
 import { MemoryAttemptLimiter, type Reservation } from '../../src/accounts/limiter.js'
 import { clientKey } from '../../src/accounts/addresses.js'
-import { PasswordWork, PasswordWorkBusy, passwordWork } from '../../src/accounts/password-work.js'
-import { authenticatePassword, createUser } from '../../src/accounts/service.js'
-import { migrateToLatest, openDatabase } from '../../src/db/index.js'
-import { createTestDatabase } from '../helpers/database.js'
+import { PasswordWork, PasswordWorkBusy } from '../../src/accounts/password-work.js'
+import { DEFAULT_PASSWORD_HASH_COST } from '../../src/config/index.js'
 
 test('scrypt password hashes verify the right password only, and are salted', async () => {
-  const a = await hashPassword('correct horse')
-  const b = await hashPassword('correct horse')
+  const passwords = new PasswordHasher(DEFAULT_PASSWORD_HASH_COST)
+  const a = await passwords.hash('correct horse')
+  const b = await passwords.hash('correct horse')
   assert.notEqual(a, b, 'two hashes of one password differ (random salt)')
   assert.match(a, /^scrypt\$32768\$8\$1\$/)
-  assert.equal(await verifyPassword('correct horse', a), true)
-  assert.equal(await verifyPassword('correct horsf', a), false)
-  assert.equal(await verifyPassword('x', 'not-a-hash'), false)
+  assert.equal(await passwords.verify('correct horse', a), true)
+  assert.equal(await passwords.verify('correct horsf', a), false)
+  assert.equal(await passwords.verify('x', 'not-a-hash'), false)
+})
+
+test('the hashing cost is a setting; a hash keeps its own cost, so it verifies whatever the setting is now', async () => {
+  const cheap = new PasswordHasher(1024)
+  const dear = new PasswordHasher(2 ** 14)
+  const made = await cheap.hash('correct horse')
+  assert.match(made, /^scrypt\$1024\$8\$1\$/)
+  assert.equal(await dear.verify('correct horse', made), true, 'made at 2^10, checked where the setting is 2^14')
+  assert.equal(await dear.verify('correct horsf', made), false)
+  const madeDear = await dear.hash('correct horse')
+  assert.match(madeDear, /^scrypt\$16384\$8\$1\$/)
+  assert.equal(await cheap.verify('correct horse', madeDear), true)
+  assert.equal(await cheap.verifyNobody('correct horse'), false)
+})
+
+test('an unknown name costs what a wrong password costs at the configured cost, whatever that is', async () => {
+  // The fastest of a few runs each, so a busy machine slows neither side alone.
+  const fastest = async (run: () => Promise<unknown>) => {
+    let best = Infinity
+    for (let i = 0; i < 3; i++) {
+      const start = performance.now()
+      await run()
+      best = Math.min(best, performance.now() - start)
+    }
+    return best
+  }
+  const cheap = new PasswordHasher(1024)
+  const dear = new PasswordHasher(2 ** 14)
+  const dearHash = await dear.hash('right')
+  const wrongPassword = await fastest(() => dear.verify('wrong', dearHash))
+  const unknownName = await fastest(() => dear.verifyNobody('wrong'))
+  const cheapUnknown = await fastest(() => cheap.verifyNobody('wrong'))
+  // 2^14 is 16 times the work of 2^10: the decoy follows the setting, not a fixed cost.
+  assert.ok(unknownName > 4 * cheapUnknown, `decoy at 2^14 took ${unknownName} ms, at 2^10 ${cheapUnknown} ms`)
+  assert.ok(unknownName > wrongPassword / 3 && unknownName < wrongPassword * 3, `decoy ${unknownName} ms vs wrong password ${wrongPassword} ms`)
 })
 
 test('safeEqual compares strings of any length', () => {
@@ -170,28 +202,4 @@ test('password work: at most `concurrency` hashes at once, a bounded queue, then
   // A failing task frees its slot too.
   await assert.rejects(work.run(async () => { throw new Error('boom') }), /boom/)
   assert.equal(await work.run(async () => 'after'), 'after')
-})
-
-test('every scrypt goes through the password work queue; an unknown user costs exactly one, like a wrong password', async () => {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'packs-auth-unit-'))
-  const database = await createTestDatabase()
-  const db = openDatabase(database.url ?? `sqlite:${path.join(dataDir, 'packs.db')}`)
-  try {
-    await migrateToLatest(db)
-    await createUser(db, 'alice', 'alice-password')
-    const cost = async (username: string) => {
-      const before = passwordWork.started
-      assert.equal(await authenticatePassword(db, username, 'wrong-password'), undefined)
-      return passwordWork.started - before
-    }
-    // The first unknown name used to hash a decoy first: two scrypts, then one.
-    assert.deepEqual([await cost('nobody'), await cost('alice'), await cost('nobody'), await cost('bad name!')], [1, 1, 1, 1])
-    const before = passwordWork.started
-    assert.ok(await authenticatePassword(db, 'alice', 'alice-password'))
-    assert.equal(passwordWork.started - before, 1)
-  } finally {
-    await db.destroy()
-    await database.drop()
-    fs.rmSync(dataDir, { recursive: true, force: true })
-  }
 })

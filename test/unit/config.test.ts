@@ -151,6 +151,16 @@ describe('loadConfig', () => {
     assert.equal(loadConfig({ PACKS_AUTH_FAILURE_LIMIT: '3' }).authFailureLimit, 3)
     rejects({ PACKS_AUTH_FAILURE_LIMIT: '0' }, 'PACKS_AUTH_FAILURE_LIMIT')
   })
+
+  test('PACKS_PASSWORD_HASH_COST: scrypt\'s N, a power of two from 2^10 to 2^20, 2^15 by default', () => {
+    assert.equal(loadConfig({}).passwordHashCost, 32768)
+    assert.equal(loadConfig({ PACKS_PASSWORD_HASH_COST: '1024' }).passwordHashCost, 1024)
+    assert.equal(loadConfig({ PACKS_PASSWORD_HASH_COST: '1048576' }).passwordHashCost, 2 ** 20)
+    for (const bad of ['512', '1000', '2097152', '0', '-1024', '1e4', 'high', '99999999999999999999']) {
+      rejects({ PACKS_PASSWORD_HASH_COST: bad }, 'PACKS_PASSWORD_HASH_COST')
+    }
+    assert.throws(() => loadConfig({ PACKS_PASSWORD_HASH_COST: '1000' }), /"1000" is not a power of two from 1024 \(2\^10\) to 1048576 \(2\^20\)/)
+  })
 })
 
 describe('WEB_CONCURRENCY', () => {

@@ -1,31 +1,27 @@
-import { after, before, beforeEach, describe, test } from 'node:test'
+// Ingesting an upload into the file store of the backend combination (the local
+// disk, or S3 with PACKS_TEST_STORAGE=s3): type, size, hash and name as the
+// bytes stream in, and nothing left in the store when an upload is refused.
+import { afterEach, beforeEach, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
-import fs from 'node:fs'
-import os from 'node:os'
-import path from 'node:path'
 import { Readable } from 'node:stream'
 import { InvalidUpload, PayloadTooLarge } from '../../src/errors.js'
-import { acceptFile, formatBytes, ingestFile, receiveFile } from '../../src/uploads/ingest.js'
-import { LocalFileStore } from '../../src/storage/local.js'
+import { acceptFile, ingestFile, receiveFile } from '../../src/uploads/ingest.js'
+import type { FileStore } from '../../src/storage/index.js'
 import { datapack, gif, mp4, png, zip } from '../helpers/fixtures.js'
+import { openTestStore, type TestStore } from '../helpers/store.js'
 
-let root: string
-let store: LocalFileStore
-
-before(() => {
-  root = fs.mkdtempSync(path.join(os.tmpdir(), 'packs-ingest-'))
-  store = new LocalFileStore(root)
+// A fresh, empty store for each test.
+let opened: TestStore
+let store: FileStore
+beforeEach(async () => {
+  opened = await openTestStore()
+  store = opened.store
 })
-after(() => fs.rmSync(root, { recursive: true, force: true }))
-beforeEach(() => {
-  for (const entry of fs.readdirSync(root)) fs.rmSync(path.join(root, entry), { recursive: true, force: true })
-})
+afterEach(() => opened.cleanup())
 
-/** Every file under the store, partial ones included. */
-function onDisk(): string[] {
-  return (fs.readdirSync(root, { recursive: true }) as string[]).filter((p) => fs.statSync(path.join(root, p)).isFile())
-}
+/** Everything in the store, unfinished writes (partial files, pending multipart uploads) included. */
+const inStore = () => opened.contents()
 
 async function read(key: string): Promise<Buffer> {
   const chunks: Buffer[] = []
@@ -52,7 +48,7 @@ describe('ingestFile', () => {
     assert.equal(file.filename, 'shot.png')
     assert.equal(file.packFormat, null)
     assert.ok((await read(file.id)).equals(bytes))
-    assert.equal(onDisk().length, 1)
+    assert.equal((await inStore()).length, 1)
   })
 
   test('detects the type even when the head arrives one byte at a time', async () => {
@@ -70,15 +66,15 @@ describe('ingestFile', () => {
     assert.ok((await read(file.id)).equals(bytes))
   })
 
-  test('exactly maxBytes is allowed; one more is PayloadTooLarge and nothing stays on disk', async () => {
+  test('exactly maxBytes is allowed; one more is PayloadTooLarge and nothing stays in the store', async () => {
     const bytes = Buffer.concat([png(), Buffer.alloc(2000)])
     await ingestFile(store, chunked(bytes, 100), { kind: 'media', maxBytes: bytes.length, clientFilename: 'a' })
-    assert.equal(onDisk().length, 1)
+    assert.equal((await inStore()).length, 1)
     await assert.rejects(
       ingestFile(store, chunked(bytes, 100), { kind: 'thumbnail', maxBytes: bytes.length - 1, clientFilename: 'a' }),
       (error) => error instanceof PayloadTooLarge && error.detail.includes(`thumbnail limit of ${bytes.length - 1} bytes`),
     )
-    assert.equal(onDisk().length, 1, 'no partial file left by the rejected upload')
+    assert.equal((await inStore()).length, 1, 'no partial file left by the rejected upload')
   })
 
   test('stops reading at the limit instead of consuming the whole body', async () => {
@@ -91,7 +87,7 @@ describe('ingestFile', () => {
     })
     await assert.rejects(ingestFile(store, endless, { kind: 'media', maxBytes: 10 * 1024, clientFilename: 'x' }), PayloadTooLarge)
     assert.ok(produced < 200 * 1024, `read ${produced} bytes for a 10 KiB limit`)
-    assert.deepEqual(onDisk(), [])
+    assert.deepEqual(await inStore(), [])
   })
 
   test('a type the kind does not allow is InvalidUpload, and the bytes are deleted', async () => {
@@ -99,12 +95,12 @@ describe('ingestFile', () => {
       (error) => error instanceof InvalidUpload && /video\/mp4/.test(error.detail) && /PNG/.test(error.detail))
     await assert.rejects(ingestFile(store, Readable.from([Buffer.from('hello world')]), { kind: 'media', maxBytes: 1024, clientFilename: 'x.png' }), InvalidUpload)
     await assert.rejects(ingestFile(store, Readable.from([png()]), { kind: 'version', maxBytes: 1024, clientFilename: 'x.zip' }), InvalidUpload)
-    assert.deepEqual(onDisk(), [])
+    assert.deepEqual(await inStore(), [])
   })
 
   test('an empty body is InvalidUpload', async () => {
     await assert.rejects(ingestFile(store, Readable.from([]), { kind: 'media', maxBytes: 1024, clientFilename: 'x' }), /empty/)
-    assert.deepEqual(onDisk(), [])
+    assert.deepEqual(await inStore(), [])
   })
 
   test('a body that fails midway rejects with its error and leaves nothing', async () => {
@@ -112,14 +108,14 @@ describe('ingestFile', () => {
     failing.push(png())
     setImmediate(() => failing.destroy(new Error('client went away')))
     await assert.rejects(ingestFile(store, failing, { kind: 'media', maxBytes: 1 << 20, clientFilename: 'x' }), /client went away/)
-    assert.deepEqual(onDisk(), [])
+    assert.deepEqual(await inStore(), [])
   })
 
   test('a body already destroyed rejects at once instead of hanging', async () => {
     const gone = Readable.from([png()])
     gone.destroy()
     await assert.rejects(ingestFile(store, gone, { kind: 'media', maxBytes: 1024, clientFilename: 'x' }))
-    assert.deepEqual(onDisk(), [])
+    assert.deepEqual(await inStore(), [])
   })
 
   test('version archives: a readable ZIP, pack_format from its root pack.mcmeta', async () => {
@@ -134,7 +130,7 @@ describe('ingestFile', () => {
   test('a corrupt ZIP as version is InvalidUpload and is deleted', async () => {
     const corrupt = Buffer.concat([Buffer.from('PK\x03\x04', 'binary'), Buffer.alloc(500, 0x41)])
     await assert.rejects(ingestFile(store, Readable.from([corrupt]), { kind: 'version', maxBytes: 1 << 20, clientFilename: 'x.zip' }), InvalidUpload)
-    assert.deepEqual(onDisk(), [])
+    assert.deepEqual(await inStore(), [])
   })
 })
 
@@ -145,35 +141,28 @@ describe('receiveFile + acceptFile (kind known only after the bytes)', () => {
     assert.equal(received.size, bytes.length)
     assert.ok(received.head.equals(bytes.subarray(0, Math.min(bytes.length, 4100))))
     const file = await acceptFile(store, received, { kind: 'thumbnail', maxBytes: 1024, clientFilename: 'late.png' })
-    assert.equal(file.id, received.id)
+    assert.equal(file.id, received.storageKey)
+    assert.equal(file.storageKey, received.storageKey)
     assert.equal(file.contentType, 'image/png')
   })
 
   test('over the ceiling while receiving: PayloadTooLarge naming the ceiling', async () => {
     await assert.rejects(receiveFile(store, Readable.from([Buffer.alloc(5000)]), { maxBytes: 4096, limitName: 'largest upload limit' }),
       (error) => error instanceof PayloadTooLarge && error.detail.includes('largest upload limit of 4 KiB'))
-    assert.deepEqual(onDisk(), [])
+    assert.deepEqual(await inStore(), [])
   })
 
   test('under the ceiling but over the kind limit: PayloadTooLarge, bytes deleted', async () => {
     const received = await receiveFile(store, Readable.from([Buffer.concat([png(), Buffer.alloc(2000)])]), { maxBytes: 1 << 20, limitName: 'ceiling' })
-    assert.equal(onDisk().length, 1)
+    assert.equal((await inStore()).length, 1)
     await assert.rejects(acceptFile(store, received, { kind: 'thumbnail', maxBytes: 1024, clientFilename: 'x' }),
       (error) => error instanceof PayloadTooLarge && error.detail.includes('thumbnail limit of 1 KiB'))
-    assert.deepEqual(onDisk(), [])
+    assert.deepEqual(await inStore(), [])
   })
 
   test('wrong type for the late kind: InvalidUpload, bytes deleted', async () => {
     const received = await receiveFile(store, Readable.from([mp4()]), { maxBytes: 1 << 20, limitName: 'ceiling' })
     await assert.rejects(acceptFile(store, received, { kind: 'thumbnail', maxBytes: 1 << 20, clientFilename: 'x' }), InvalidUpload)
-    assert.deepEqual(onDisk(), [])
+    assert.deepEqual(await inStore(), [])
   })
-})
-
-test('formatBytes names whole binary units only', () => {
-  assert.equal(formatBytes(5 * 1024 ** 2), '5 MiB')
-  assert.equal(formatBytes(1024), '1 KiB')
-  assert.equal(formatBytes(1536), '1536 bytes')
-  assert.equal(formatBytes(500 * 1024 ** 2), '500 MiB')
-  assert.equal(formatBytes(3 * 1024 ** 3), '3 GiB')
 })

@@ -1,30 +1,58 @@
-// RedisAttemptLimiter, the Redis snapshot cache and the Redis connection, against a real redis-server.
+// backends: scaled — the Redis adapters need the combination's redis-server; the sqlite one keeps shared state in memory
+// RedisAttemptLimiter, the Redis snapshot cache and the Redis connection,
+// against a real redis-server: a logical database of its own on the run's
+// shared server (PACKS_TEST_REDIS_URL), or a server of its own when the file
+// runs alone. A window is a key's expiry on Redis's clock: the tests move
+// that clock by setting the expiry (PEXPIRE), never by sleeping through it.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Refusal, Reservation } from '../../src/accounts/limiter.js'
 import { RedisAttemptLimiter } from '../../src/shared-state/redis-limiter.js'
 import { ConfigError } from '../../src/config/index.js'
-import { RedisLatestCache } from '../../src/shared-state/redis-update-check-cache.js'
+import { RedisUpdateCheckCache } from '../../src/shared-state/redis-update-check-cache.js'
 import { RedisSnapshotCache } from '../../src/shared-state/redis-snapshot-cache.js'
 import { openRedis, type RedisConnection } from '../../src/shared-state/redis.js'
-import { redisSkip, startRedis, type RedisServer } from '../helpers/redis.js'
+import { redisSkip, startRedis, takeRedisDatabase, TEST_REDIS_URL } from '../helpers/redis.js'
 
-describe('Redis shared state', { skip: redisSkip }, () => {
-  let server: RedisServer
+/** Until `probe` holds (Redis drops an expired key when it is next read), for at most 10 s. */
+async function until(probe: () => Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 10_000
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await sleep(1)
+  }
+}
+
+describe('Redis shared state', { skip: !TEST_REDIS_URL && redisSkip }, () => {
+  let url: string
+  let release: () => Promise<void>
   // Two connections, as two instances would have.
   let a: RedisConnection
   let b: RedisConnection
   before(async () => {
-    server = await startRedis()
-    a = await openRedis(server.url)
-    b = await openRedis(server.url)
+    const shared = await takeRedisDatabase()
+    if (shared) {
+      ;({ url, release } = shared)
+    } else {
+      const server = await startRedis()
+      url = server.url
+      release = () => server.stop()
+    }
+    a = await openRedis(url)
+    b = await openRedis(url)
   })
   after(async () => {
     await a?.close()
     await b?.close()
-    await server?.stop()
+    await release?.()
   })
+
+  /** The end of a key's window: it expires (on Redis's clock) now rather than later. */
+  const expireNow = async (key: string) => {
+    await a.client.pExpire(key, 1)
+    await until(async () => (await a.client.exists(key)) === 0, `${key} to expire`)
+  }
 
   describe('RedisAttemptLimiter', () => {
     const granted = (r: Reservation | Refusal): r is Reservation => 'refund' in r
@@ -59,16 +87,22 @@ describe('Redis shared state', { skip: redisSkip }, () => {
     })
 
     test('the window is fixed from the first failure and ends by itself', async () => {
-      const limiter = new RedisAttemptLimiter(a.client, 'login', 2, 400)
+      const limiter = new RedisAttemptLimiter(a.client, 'login', 2, 60_000)
+      const key = limiter.redisKey('10.1.0.3')
       await limiter.settle('10.1.0.3', false)
-      await sleep(200)
+      // 59.6 s of the window pass: 400 ms of it are left.
+      await a.client.pExpire(key, 400)
       await limiter.settle('10.1.0.3', false)
+      const left = await a.client.pTTL(key)
+      assert.ok(left > 0 && left <= 400, `the second failure did not extend the window (PTTL ${left})`)
       assert.equal(await limiter.settle('10.1.0.3', true), 1, 'under a second left rounds up to 1 s')
-      // The second failure did not extend the window: 400 ms after the first, it is over.
-      await sleep(250)
+      await expireNow(key)
       assert.equal(await limiter.settle('10.1.0.3', true), 0)
       await limiter.settle('10.1.0.3', false)
       assert.equal(await limiter.settle('10.1.0.3', true), 0, 'a new window counts from one')
+      assert.equal(await a.client.hGet(key, 'n'), '1')
+      const fresh = await a.client.pTTL(key)
+      assert.ok(fresh > 59_000 && fresh <= 60_000, `the new window is a whole one (PTTL ${fresh})`)
     })
 
     test('30 reservations at once from two instances: exactly maxFailures granted, and the key expires', async () => {
@@ -82,7 +116,7 @@ describe('Redis shared state', { skip: redisSkip }, () => {
     })
 
     test('a refund gives the reserved place back once, and never to a later window', async () => {
-      const limiter = new RedisAttemptLimiter(a.client, 'login', 2, 300)
+      const limiter = new RedisAttemptLimiter(a.client, 'login', 2, 60_000)
       const first = await limiter.reserve('10.1.0.6')
       const second = await limiter.reserve('10.1.0.6')
       assert.ok(granted(first) && granted(second))
@@ -90,7 +124,7 @@ describe('Redis shared state', { skip: redisSkip }, () => {
       await first.refund()
       await first.refund()
       assert.equal(await a.client.hGet(limiter.redisKey('10.1.0.6'), 'n'), '1', 'the double refund gave back one place')
-      await sleep(350)
+      await expireNow(limiter.redisKey('10.1.0.6'))
       // A new window: the old reservation's refund must not lower it.
       await limiter.settle('10.1.0.6', false)
       await limiter.settle('10.1.0.6', false)
@@ -111,29 +145,70 @@ describe('Redis shared state', { skip: redisSkip }, () => {
 
   describe('RedisSnapshotCache', () => {
     test('two instances missing together build once and get the same snapshot', async () => {
+      // The build goes on until the instance that did not take the lock polls for it (the
+      // builder itself never asks whether the lock is held): the two really missed together.
+      let polling!: () => void
+      const otherPolls = new Promise<void>((resolve) => { polling = resolve })
+      const watched = async () => {
+        const connection = await openRedis(url)
+        const exists = connection.client.exists.bind(connection.client)
+        Object.assign(connection.client, {
+          exists: (...args: Parameters<typeof exists>) => {
+            polling()
+            return exists(...args)
+          },
+        })
+        return connection
+      }
+      const [c, d] = [await watched(), await watched()]
       let builds = 0
       const build = async () => {
         builds += 1
-        await sleep(100)
+        await otherPolls
         return { generated_at: new Date().toISOString(), builds }
       }
-      const one = new RedisSnapshotCache<{ generated_at: string; builds: number }>(a.client, 2000, 'test-once')
-      const two = new RedisSnapshotCache<{ generated_at: string; builds: number }>(b.client, 2000, 'test-once')
-      const results = await Promise.all([one.get(build), two.get(build), one.get(build), two.get(build)])
-      assert.equal(builds, 1)
-      for (const result of results) assert.deepEqual(result, results[0])
-      assert.deepEqual(await two.get(build), results[0], 'a later call within the window reads the stored snapshot')
-      assert.equal(builds, 1)
+      try {
+        const one = new RedisSnapshotCache<{ generated_at: string; builds: number }>(c.client, 60_000, 'test-once')
+        const two = new RedisSnapshotCache<{ generated_at: string; builds: number }>(d.client, 60_000, 'test-once')
+        const results = await Promise.all([one.get(build), two.get(build), one.get(build), two.get(build)])
+        assert.equal(builds, 1)
+        for (const result of results) assert.deepEqual(result, results[0])
+        assert.deepEqual(await two.get(build), results[0], 'a later call within the window reads the stored snapshot')
+        assert.equal(builds, 1)
+      } finally {
+        await c.close()
+        await d.close()
+      }
     })
 
-    test('after the window a new snapshot is built', async () => {
+    test('after the window a new snapshot is built; the window starts when the build reads', async () => {
+      let now = 1_000_000
       let builds = 0
-      const build = async () => ({ n: ++builds })
-      const cache = new RedisSnapshotCache<{ n: number }>(a.client, 150, 'test-window')
+      // Each build takes 5 s on the caches' clock.
+      const build = async () => {
+        now += 5_000
+        return { n: ++builds }
+      }
+      const cache = new RedisSnapshotCache<{ n: number }>(a.client, 60_000, 'test-window', () => now)
       assert.deepEqual(await cache.get(build), { n: 1 })
-      assert.deepEqual(await new RedisSnapshotCache<{ n: number }>(b.client, 150, 'test-window').get(build), { n: 1 })
-      await sleep(200)
+      assert.deepEqual(await new RedisSnapshotCache<{ n: number }>(b.client, 60_000, 'test-window', () => now).get(build), { n: 1 })
+      const left = await a.client.pTTL('packs:test-window:snapshot')
+      assert.ok(left > 50_000 && left <= 55_000, `kept for what the 5 s build left of the 60 s window (PTTL ${left})`)
+      await expireNow('packs:test-window:snapshot')
       assert.deepEqual(await cache.get(build), { n: 2 })
+    })
+
+    test('a build that outlasts the window is answered but not kept', async () => {
+      let now = 0
+      let builds = 0
+      const slow = async () => {
+        now += 60_000
+        return { n: ++builds }
+      }
+      const cache = new RedisSnapshotCache<{ n: number }>(a.client, 60_000, 'test-slow', () => now)
+      assert.deepEqual(await cache.get(slow), { n: 1 })
+      assert.equal(await a.client.exists('packs:test-slow:snapshot'), 0)
+      assert.deepEqual(await cache.get(slow), { n: 2 })
     })
 
     test('a failed build frees the lock: the next call builds', async () => {
@@ -144,12 +219,12 @@ describe('Redis shared state', { skip: redisSkip }, () => {
     })
   })
 
-  describe('RedisLatestCache', () => {
+  describe('RedisUpdateCheckCache', () => {
     const answer = (version: string) => ({ body: `{"version":"${version}"}`, etag: `"${version}"` })
 
     test('an answer cached on one instance is dropped once another instance invalidates the pack', async () => {
-      const one = new RedisLatestCache(a.client)
-      const two = new RedisLatestCache(b.client)
+      const one = new RedisUpdateCheckCache(a.client)
+      const two = new RedisUpdateCheckCache(b.client)
       await two.revalidate('ns:p1')
       two.set('ns:p1', 'http://x', answer('v1'), two.currentGeneration())
       await two.revalidate('ns:p1')
@@ -165,8 +240,8 @@ describe('Redis shared state', { skip: redisSkip }, () => {
     })
 
     test('a lookup that read the database before a remote change does not store its stale answer', async () => {
-      const one = new RedisLatestCache(a.client)
-      const two = new RedisLatestCache(b.client)
+      const one = new RedisUpdateCheckCache(a.client)
+      const two = new RedisUpdateCheckCache(b.client)
       await two.revalidate('ns:p3')
       const readAt = two.currentGeneration()
       // ...the database read is in flight when another instance publishes and a second request here revalidates.
@@ -177,8 +252,8 @@ describe('Redis shared state', { skip: redisSkip }, () => {
     })
 
     test('a Redis that lost its data (restart without persistence) still invalidates', async () => {
-      const two = new RedisLatestCache(b.client)
-      await new RedisLatestCache(a.client).invalidate('ns:p4')
+      const two = new RedisUpdateCheckCache(b.client)
+      await new RedisUpdateCheckCache(a.client).invalidate('ns:p4')
       await two.revalidate('ns:p4')
       two.set('ns:p4', 'http://x', answer('v1'), two.currentGeneration())
       await a.client.del('packs:latest:stamps')
@@ -189,21 +264,11 @@ describe('Redis shared state', { skip: redisSkip }, () => {
 
   describe('openRedis', () => {
     test('an unreachable server is a one-line ConfigError', async () => {
-      // The server's port once it is stopped is certain to refuse; take a fresh one.
-      const gone = await startRedis()
-      await gone.stop()
-      await assert.rejects(openRedis(gone.url), (error: Error) => {
+      // Port 1 on loopback: nothing listens there, the connection is refused at once.
+      await assert.rejects(openRedis('redis://127.0.0.1:1'), (error: Error) => {
         assert.ok(error instanceof ConfigError)
         assert.match(error.message, /^REDIS_URL: cannot connect to redis:\/\/127\.0\.0\.1:\d+: .*ECONNREFUSED/)
         assert.ok(!error.message.includes('\n'))
-        return true
-      })
-    })
-
-    test('a URL that is not redis:// is a ConfigError that hides the password', async () => {
-      await assert.rejects(openRedis('http://user:secret@host'), (error: Error) => {
-        assert.ok(error instanceof ConfigError)
-        assert.equal(error.message, 'REDIS_URL: "http://user:***@host/" must be redis://[user:password@]host[:port][/db] or rediss://...')
         return true
       })
     })

@@ -1,14 +1,13 @@
-import { after, before, describe, test } from 'node:test'
+// The update-check's in-process cache (src/update-check/cache.ts): what it keeps, for how long, and within
+// which bounds. Its Redis variant is tested with a real Redis in test/http/update-check-cache.test.ts.
+import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { openRedis, type RedisConnection } from '../../src/shared-state/redis.js'
-import { RedisLatestCache } from '../../src/shared-state/redis-update-check-cache.js'
-import { redisSkip, startRedis, type RedisServer } from '../helpers/redis.js'
-import { ENTRY_OVERHEAD, LatestCache, packKey } from '../../src/update-check/cache.js'
+import { ENTRY_OVERHEAD, MemoryUpdateCheckCache, packKey } from '../../src/update-check/cache.js'
 
 const answer = (version: string) => ({ body: JSON.stringify({ version }), etag: `"${version}"` })
 
 test('answers are kept per pack and origin, and invalidation drops every origin of the pack', () => {
-  const cache = new LatestCache()
+  const cache = new MemoryUpdateCheckCache()
   const key = packKey('alice', 'caves')
   cache.set(key, 'http://a', answer('1'), cache.currentGeneration())
   cache.set(key, 'http://b', answer('1'), cache.currentGeneration())
@@ -22,7 +21,7 @@ test('answers are kept per pack and origin, and invalidation drops every origin 
 })
 
 test('a lookup that read before a publish does not store its stale answer', () => {
-  const cache = new LatestCache()
+  const cache = new MemoryUpdateCheckCache()
   const key = packKey('alice', 'caves')
   const readAt = cache.currentGeneration()
   // ...the lookup reads version 1 from the database; meanwhile version 2 is published:
@@ -34,7 +33,7 @@ test('a lookup that read before a publish does not store its stale answer', () =
 })
 
 test('a flood of Host headers does not grow one pack without bound', () => {
-  const cache = new LatestCache()
+  const cache = new MemoryUpdateCheckCache()
   const key = packKey('alice', 'caves')
   for (let i = 0; i < 100; i++) cache.set(key, `http://host${i}`, answer('1'), cache.currentGeneration())
   const kept = Array.from({ length: 100 }, (_, i) => cache.get(key, `http://host${i}`)).filter(Boolean).length
@@ -46,7 +45,7 @@ test('a flood of Host headers does not grow one pack without bound', () => {
 const sized = (version: string, bytes: number) => ({ body: JSON.stringify({ version, pad: 'x'.repeat(bytes) }), etag: `"${version}"` })
 
 test('answers are kept for the first few origins only; any other origin is answered but not cached', () => {
-  const cache = new LatestCache()
+  const cache = new MemoryUpdateCheckCache()
   const key = packKey('alice', 'caves')
   const real = ['http://127.0.0.1:8000', 'http://localhost:8000', 'http://packs.lan', 'https://packs.example.org']
   for (const origin of real) cache.set(key, origin, answer('1'), cache.currentGeneration())
@@ -63,7 +62,7 @@ test('answers are kept for the first few origins only; any other origin is answe
 })
 
 test('10,000 invented pack ids stay within the "not found" bound and never evict a real pack\'s answer', () => {
-  const cache = new LatestCache({ maxMissing: 1000 })
+  const cache = new MemoryUpdateCheckCache({ maxMissing: 1000 })
   const real = packKey('alice', 'caves')
   cache.set(real, 'http://a', answer('1'), cache.currentGeneration())
   for (let i = 0; i < 10_000; i++) {
@@ -79,7 +78,7 @@ test('10,000 invented pack ids stay within the "not found" bound and never evict
 
 test('the cache stays within its byte bound, dropping the oldest packs first', () => {
   const maxBytes = 64 * 1024
-  const cache = new LatestCache({ maxBytes })
+  const cache = new MemoryUpdateCheckCache({ maxBytes })
   for (let i = 0; i < 1000; i++) {
     cache.set(packKey('alice', `pack-${i}`), 'http://a', sized(String(i), 1000), cache.currentGeneration())
     assert.ok(cache.usage().bytes <= maxBytes, `${cache.usage().bytes} bytes after ${i + 1} packs`)
@@ -93,14 +92,14 @@ test('the cache stays within its byte bound, dropping the oldest packs first', (
 })
 
 test('the cache stays within its pack-count bound', () => {
-  const cache = new LatestCache({ maxPacks: 100 })
+  const cache = new MemoryUpdateCheckCache({ maxPacks: 100 })
   for (let i = 0; i < 1000; i++) cache.set(packKey('alice', `pack-${i}`), 'http://a', answer(String(i)), cache.currentGeneration())
   assert.equal(cache.usage().packs, 100)
   assert.equal(cache.get(packKey('alice', 'pack-999'), 'http://a')?.etag, '"999"')
 })
 
 test('an invalidation stops stale answers of that pack only; other packs read meanwhile are still stored', () => {
-  const cache = new LatestCache({ maxChanges: 10 })
+  const cache = new MemoryUpdateCheckCache({ maxChanges: 10 })
   const readAt = cache.currentGeneration()
   // With Redis, each update-check for an id this instance has not seen invalidates it: a flood of them...
   for (let i = 0; i < 5; i++) cache.invalidate(packKey('x', `invented-${i}`))
@@ -132,7 +131,7 @@ test('fuzzed: under any sequence of stores and invalidations the bounds hold, no
     fc.record({ type: fc.constant('invalidate' as const), pack: fc.nat(PACKS - 1) }),
   )
   fc.assert(fc.property(fc.array(op, { maxLength: 150 }), (ops) => {
-    const cache = new LatestCache(limits)
+    const cache = new MemoryUpdateCheckCache(limits)
     /** The newest version of each pack: what the database holds now. */
     const versions: number[] = new Array(PACKS).fill(0)
     /** Before each operation: the generation a lookup would have taken and what it would have read. */
@@ -164,34 +163,4 @@ test('fuzzed: under any sequence of stores and invalidations the bounds hold, no
     assert.equal(empty.packs + empty.missing, 0)
     assert.equal(empty.bytes, empty.origins * ('http://o0'.length + ENTRY_OVERHEAD))
   }), { seed: 8, numRuns: 300 })
-})
-
-describe('RedisLatestCache under a flood of invented ids', { skip: redisSkip }, () => {
-  let server: RedisServer
-  let redis: RedisConnection
-  before(async () => {
-    server = await startRedis()
-    redis = await openRedis(server.url)
-  })
-  after(async () => {
-    await redis?.close()
-    await server?.stop()
-  })
-
-  test('ids seen for the first time do not stop another pack\'s lookup, begun before them, from storing its answer', async () => {
-    const cache = new RedisLatestCache(redis.client)
-    const real = packKey('alice', 'caves')
-    await cache.revalidate(real)
-    const readAt = cache.currentGeneration()
-    // ...the lookup reads the database while update-checks for 100 invented ids arrive:
-    for (let i = 0; i < 100; i++) await cache.revalidate(packKey('x', `invented-${i}`))
-    cache.set(real, 'http://a', answer('1'), readAt)
-    assert.equal(cache.get(real, 'http://a')?.etag, '"1"')
-  })
-
-  test('the remembered stamps are bounded', async () => {
-    const cache = new RedisLatestCache(redis.client)
-    for (let i = 0; i < 10_050; i++) await cache.revalidate(packKey('x', `invented-${i}`))
-    assert.equal(cache.usage().stamps, 10_000)
-  })
 })

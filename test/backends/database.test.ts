@@ -1,5 +1,5 @@
 // The query layer behaves the same on SQLite and PostgreSQL: this file runs on
-// whichever engine the suite runs on (PACKS_TEST_DATABASE_URL selects
+// the engine of the backend combination (PACKS_TEST_DATABASE_URL selects
 // PostgreSQL, see test/helpers/database.ts, whose databases have a
 // locale-aware default collation), and checks what engines disagree on by
 // default: text order, LIKE wildcards, bigint and count() types.
@@ -8,62 +8,64 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { migrateToLatest, openDatabase } from '../../src/db/index.js'
 import { insertUser, searchUsernames } from '../../src/accounts/users-repository.js'
-import { insertFile, storedBytes } from '../../src/files/repository.js'
-import { countRows } from '../../src/stats/repository.js'
+import { insertFile } from '../../src/files/repository.js'
+import { countRows, storedBytes } from '../../src/stats/repository.js'
 import { insertCategory, insertTag, listCategories, suggestTags } from '../../src/packs/tags-repository.js'
 import { ConfigError } from '../../src/config/index.js'
-import { makeSite, type TestSite } from '../helpers/app.js'
-import { onPostgres, TEST_DATABASE_URL } from '../helpers/database.js'
+import { onPostgres, openTestDatabase, TEST_DATABASE_URL, type OpenTestDatabase } from '../helpers/database.js'
 
 describe('the query layer on this engine', () => {
-  let site: TestSite
+  let database: OpenTestDatabase
+  let db: OpenTestDatabase['db']
   before(async () => {
-    site = await makeSite()
-    for (const name of ['a_b', 'ab', 'a-c', 'B', 'a', 'A%z', 'é']) await insertUser(site.app.db, name, 'hash', false)
+    database = await openTestDatabase()
+    db = database.db
+    for (const name of ['a_b', 'ab', 'a-c', 'B', 'a', 'A%z', 'é']) await insertUser(db, name, 'hash', false)
   })
-  after(() => site.close())
+  after(() => database.close())
 
   test('usernames come in code point order of their lower-case form, as on SQLite', async () => {
     // A locale collation would give a, a_b, a-c, ab (punctuation ignored) and mix cases.
-    assert.deepEqual(await searchUsernames(site.app.db, '', 20), ['a', 'A%z', 'a-c', 'a_b', 'ab', 'B', 'é'])
+    assert.deepEqual(await searchUsernames(db, '', 20), ['a', 'A%z', 'a-c', 'a_b', 'ab', 'B', 'é'])
   })
 
   test('the username prefix search treats % and _ as plain characters', async () => {
-    assert.deepEqual(await searchUsernames(site.app.db, 'a', 20), ['a', 'A%z', 'a-c', 'a_b', 'ab'])
-    assert.deepEqual(await searchUsernames(site.app.db, 'a_', 20), ['a_b'])
-    assert.deepEqual(await searchUsernames(site.app.db, 'A%', 20), ['A%z'])
-    assert.deepEqual(await searchUsernames(site.app.db, 'b', 20), ['B'])
-    assert.deepEqual(await searchUsernames(site.app.db, 'É', 20), ['é'])
-    assert.deepEqual(await searchUsernames(site.app.db, 'c', 20), [])
+    assert.deepEqual(await searchUsernames(db, 'a', 20), ['a', 'A%z', 'a-c', 'a_b', 'ab'])
+    assert.deepEqual(await searchUsernames(db, 'a_', 20), ['a_b'])
+    assert.deepEqual(await searchUsernames(db, 'A%', 20), ['A%z'])
+    assert.deepEqual(await searchUsernames(db, 'b', 20), ['B'])
+    assert.deepEqual(await searchUsernames(db, 'É', 20), ['é'])
+    assert.deepEqual(await searchUsernames(db, 'c', 20), [])
   })
 
   test('sizes (bigint) and counts are numbers', async () => {
     const big = 5 * 1024 ** 3 // past 32 bits: stored as bigint
-    await insertFile(site.app.db, { id: randomUUID(), filename: 'big.zip', contentType: 'application/zip', size: big, sha256: '0'.repeat(64), packFormat: null })
-    const bytes = await storedBytes(site.app.db)
+    const id = randomUUID()
+    await insertFile(db, { id, storageKey: id, filename: 'big.zip', contentType: 'application/zip', size: big, sha256: '0'.repeat(64) })
+    const bytes = await storedBytes(db)
     assert.equal(typeof bytes.bytes, 'number')
     assert.equal(typeof bytes.files, 'number')
     assert.ok(bytes.bytes >= big)
-    const counts = await countRows(site.app.db, new Date().toISOString())
+    const counts = await countRows(db, new Date().toISOString())
     assert.equal(counts.users, 7)
     assert.equal(typeof counts.packs, 'number')
   })
 
   test('tag suggestions and categories sort by code point and match LIKE wildcards literally', async () => {
-    const category = await insertCategory(site.app.db, { key: 'misc', name: 'Misc', color: '#112233' })
-    await insertCategory(site.app.db, { key: 'under', name: '_under', color: '#112233' })
-    for (const name of ['x-ray', 'x_ray', 'Xray', '100%']) await insertTag(site.app.db, { name, categoryId: category.id })
-    assert.deepEqual((await suggestTags(site.app.db, 'x', 10)).map((t) => t.name), ['x-ray', 'x_ray', 'Xray'])
-    assert.deepEqual((await suggestTags(site.app.db, 'x_', 10)).map((t) => t.name), ['x_ray'])
-    assert.deepEqual((await suggestTags(site.app.db, '0%', 10)).map((t) => t.name), ['100%'])
-    assert.deepEqual((await listCategories(site.app.db)).map((c) => c.key), ['under', 'misc'])
+    const category = await insertCategory(db, { key: 'misc', name: 'Misc', color: '#112233' })
+    await insertCategory(db, { key: 'under', name: '_under', color: '#112233' })
+    for (const name of ['x-ray', 'x_ray', 'Xray', '100%']) await insertTag(db, { name, categoryId: category.id })
+    assert.deepEqual((await suggestTags(db, 'x', 10)).map((t) => t.name), ['x-ray', 'x_ray', 'Xray'])
+    assert.deepEqual((await suggestTags(db, 'x_', 10)).map((t) => t.name), ['x_ray'])
+    assert.deepEqual((await suggestTags(db, '0%', 10)).map((t) => t.name), ['100%'])
+    assert.deepEqual((await listCategories(db)).map((c) => c.key), ['under', 'misc'])
   })
 })
 
 describe('connecting', () => {
   test('an unreachable PostgreSQL server is a one-line ConfigError at start', async () => {
     // Port 1 on loopback: nothing listens there, the connection is refused at once.
-    const db = openDatabase('postgres://packs:secret@127.0.0.1:1/packs')
+    const db = await openDatabase('postgres://packs:secret@127.0.0.1:1/packs')
     try {
       await assert.rejects(migrateToLatest(db), (error: Error) => {
         assert.ok(error instanceof ConfigError)
@@ -79,7 +81,7 @@ describe('connecting', () => {
   test('an unknown role is a one-line ConfigError naming it', { skip: !onPostgres && 'PACKS_TEST_DATABASE_URL is not set' }, async () => {
     const url = new URL(TEST_DATABASE_URL!)
     url.username = 'no_such_role'
-    const db = openDatabase(url.toString())
+    const db = await openDatabase(url.toString())
     try {
       await assert.rejects(migrateToLatest(db), (error: Error) => {
         assert.ok(error instanceof ConfigError)
