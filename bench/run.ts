@@ -46,7 +46,9 @@ const GROWTH_TARGET_MIB = 100
 class BenchFailure extends Error {}
 
 // The server production-like: quiet logs, gate password from the environment.
-const SERVER_ENV = { LOG_LEVEL: 'warn', NODE_ENV: 'production', PACKS_MASTER_PASSWORD: MASTER_PASSWORD }
+// PACKS_PASSWORD_HASH_COST unset: the test helpers lower it, the bench runs what users run.
+const SERVER_ENV = { LOG_LEVEL: 'warn', NODE_ENV: 'production', PACKS_MASTER_PASSWORD: MASTER_PASSWORD, PACKS_PASSWORD_HASH_COST: undefined }
+const DEFAULT_COST = { PACKS_PASSWORD_HASH_COST: undefined }
 const GATE = { 'x-master-password': MASTER_PASSWORD }
 
 const children: ChildProcess[] = []
@@ -65,7 +67,7 @@ async function expectStatus(res: Response, status: number, what: string): Promis
   return text
 }
 
-async function start(env: Record<string, string> = {}): Promise<RunningServer> {
+async function start(env: Record<string, string | undefined> = {}): Promise<RunningServer> {
   const server = await startServer({ env: { ...SERVER_ENV, ...env } })
   servers.push(server)
   return server
@@ -79,8 +81,8 @@ async function stop(server: RunningServer): Promise<void> {
 
 /** A user and an API token made with the admin CLI, as an operator would; returns request headers. */
 async function seedUser(server: RunningServer, username: string): Promise<Record<string, string>> {
-  await cliOk(['user', 'create', username, '--password', 'bench-password-0123'], server.env)
-  const token = lastLine((await cliOk(['token', 'create', username, '--name', 'bench'], server.env)).stdout)
+  await cliOk(['user', 'create', username, '--password', 'bench-password-0123'], server.env, DEFAULT_COST)
+  const token = lastLine((await cliOk(['token', 'create', username, '--name', 'bench'], server.env, DEFAULT_COST)).stdout)
   return { ...GATE, authorization: `Bearer ${username} ${token}` }
 }
 

@@ -43,6 +43,8 @@ const RSS_GROWTH_LIMIT = 5
 /** Descriptors at rest after the load beyond those at rest before it: a leak of one per request would be thousands. */
 const FD_GROWTH_LIMIT = 8
 const RESULTS = path.join(ROOT, '.tmp', 'soak-results.json')
+// The test helpers lower PACKS_PASSWORD_HASH_COST; the soak runs what users run.
+const DEFAULT_COST = { PACKS_PASSWORD_HASH_COST: undefined }
 
 const log = (line: string) => process.stdout.write(`${line}\n`)
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -172,13 +174,13 @@ async function seed(server: RunningServer, archives: Buffer[]): Promise<void> {
   }), 303, 'gate form')
   gateCookie = { cookie: cookiePairs(gated.headers['set-cookie']) }
 
-  await cliOk(['category', 'create', 'worldgen', '--name', 'World generation', '--color', '#3b82f6'], server.env)
+  await cliOk(['category', 'create', 'worldgen', '--name', 'World generation', '--color', '#3b82f6'], server.env, DEFAULT_COST)
   // A few tags are enough for the chips and the tag filter; each CLI run is a process start.
-  for (const word of WORDS.slice(0, 4)) await cliOk(['tag', 'create', word, '--category', 'worldgen'], server.env)
+  for (const word of WORDS.slice(0, 4)) await cliOk(['tag', 'create', word, '--category', 'worldgen'], server.env, DEFAULT_COST)
   for (const name of ['soak-alice', 'soak-bob', 'soak-carol']) {
     const userPassword = `${name}-password`
-    await cliOk(['user', 'create', name, '--password', userPassword, ...(name === 'soak-alice' ? ['--staff'] : [])], server.env)
-    const token = lastLine((await cliOk(['token', 'create', name, '--name', 'soak'], server.env)).stdout)
+    await cliOk(['user', 'create', name, '--password', userPassword, ...(name === 'soak-alice' ? ['--staff'] : [])], server.env, DEFAULT_COST)
+    const token = lastLine((await cliOk(['token', 'create', name, '--name', 'soak'], server.env, DEFAULT_COST)).stdout)
     const login = await expect(send('POST', '/login/', {
       headers: { ...gate, 'content-type': 'application/json' }, body: JSON.stringify({ username: name, password: userPassword }),
     }), 200, 'sign-in')
@@ -473,7 +475,7 @@ async function atRest(pid: number): Promise<number> {
 async function main(): Promise<void> {
   log(`soak: ${MINUTES} min, ${RATE === 0 ? 'unpaced' : `${RATE} requests/s`}, at most ${CONCURRENCY} in flight`)
   // Exactly `npm start` with default settings: no variable but where the data lives (and the port).
-  const server = await startServer({ timeoutMs: 60_000 })
+  const server = await startServer({ timeoutMs: 60_000, env: DEFAULT_COST })
   const pid = server.child.pid!
   baseUrl = server.url
   // The request log (info level by default) would pile up in the helper's buffer for ten minutes: read it line
