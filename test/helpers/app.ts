@@ -1,6 +1,9 @@
-// Builds the real app on a throwaway data directory (SQLite file, local files;
-// or a fresh PostgreSQL database when PACKS_TEST_DATABASE_URL is set, see
-// ./database.ts) and gives tests ready-made users and credentials.
+// Builds the real app on a throwaway data directory and gives tests ready-made
+// users and credentials. On the sqlite combination: SQLite file, local files,
+// shared state in memory. On the scaled one (scripts/run-tests.js sets
+// PACKS_TEST_*): a fresh PostgreSQL database (./database.ts), a fresh S3
+// bucket (./s3.ts) and a Redis database of its own (./redis.ts). A test that
+// passes its own DATABASE_URL, STORAGE_URL or REDIS_URL keeps it ('' for none).
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -8,11 +11,14 @@ import type { FastifyServerOptions, LightMyRequestResponse } from 'fastify'
 import assert from 'node:assert/strict'
 import { buildApp } from '../../src/app.js'
 import { loadConfig, type Config } from '../../src/config/index.js'
-import { createApiToken, createUser } from '../../src/accounts/service.js'
+import { createApiToken } from '../../src/accounts/tokens-service.js'
+import { createUser } from '../../src/accounts/users-service.js'
 import type { App } from '../../src/http/types.js'
 import { createTestDatabase } from './database.js'
 import { S3FileStore } from '../../src/storage/s3.js'
 import { bucketContents, s3Bucket, s3Selected } from './s3.js'
+import { takeRedisDatabase } from './redis.js'
+import { TEST_HASH_COST } from './server.js'
 
 export const MASTER_PASSWORD = 'test-master-password'
 
@@ -39,27 +45,37 @@ export interface SiteOptions {
   logger?: FastifyServerOptions['logger']
   /** Also run when the site closes, after the app (a Redis server the site was given, say). */
   onClose?: () => Promise<void>
+  /** The app's clock (BuildOptions.clock): a test moves it past a window instead of waiting for it. */
+  clock?: () => number
 }
 
 export async function makeSite(env: Record<string, string> = {}, siteOptions: SiteOptions = {}): Promise<TestSite> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'packs-test-'))
   // A test that brings its own DATABASE_URL (a cluster it stops and starts) gets no fresh database.
-  const database = env.DATABASE_URL === undefined ? await createTestDatabase() : { url: undefined, drop: async () => {} }
+  const database = env.DATABASE_URL === undefined ? await createTestDatabase({ migrated: true }) : { url: undefined, drop: async () => {} }
   // PACKS_TEST_STORAGE=s3: files go to a fresh bucket on the local S3 server (./s3.ts).
   const bucket = s3Selected() && env.STORAGE_URL === undefined ? await s3Bucket() : undefined
+  const redis = env.REDIS_URL === undefined ? await takeRedisDatabase() : undefined
+  const release = async () => {
+    await redis?.release()
+    await database.drop()
+  }
   const config = loadConfig({
     PACKS_DATA_DIR: dataDir,
     PACKS_MASTER_PASSWORD: MASTER_PASSWORD,
+    // The servers' low scrypt cost (./server.ts): a test of the cost itself passes its own.
+    PACKS_PASSWORD_HASH_COST: TEST_HASH_COST,
     ...(database.url ? { DATABASE_URL: database.url } : {}),
     ...(bucket ? { STORAGE_URL: bucket.storageUrl } : {}),
+    ...(redis ? { REDIS_URL: redis.url } : {}),
     ...env,
   })
   let app: App
   try {
-    app = await buildApp(config, { logger: siteOptions.logger ?? false, sweep: false })
+    app = await buildApp(config, { logger: siteOptions.logger ?? false, sweep: false, clock: siteOptions.clock })
     await app.ready()
   } catch (error) {
-    await database.drop()
+    await release()
     throw error
   }
   return {
@@ -69,16 +85,60 @@ export async function makeSite(env: Record<string, string> = {}, siteOptions: Si
     gate: { 'x-master-password': MASTER_PASSWORD },
     async user(username, options = {}) {
       const password = options.password ?? `${username}-password`
-      await createUser(app.db, username, password, options.staff ?? false)
+      await createUser(app.db, app.passwords, username, password, options.staff ?? false)
       const { token } = await createApiToken(app.db, username, 'tests')
       return { username, password, token, headers: { authorization: `Bearer ${username} ${token}` } }
     },
     async close() {
       await app.close()
       await siteOptions.onClose?.()
-      await database.drop()
+      await release()
       fs.rmSync(dataDir, { recursive: true, force: true })
     },
+  }
+}
+
+export interface SiteSpec<U extends string, S extends string> extends SiteOptions {
+  /** Users to create, in this order; each is returned under its name. */
+  users?: readonly U[]
+  /** Staff users to create after them, also returned under their names. */
+  staff?: readonly S[]
+  /** Settings for the site, as makeSite takes them. */
+  env?: Record<string, string>
+}
+
+/** A site and its users by name: `{ site, alice, bob, root }`. */
+export type SiteWith<Name extends string> = { site: TestSite } & { readonly [K in Name]: TestUser }
+
+/**
+ * The site an http test needs, with its users, in one line:
+ *
+ *   const { site, alice, bob, root } = await siteWith({ users: ['alice', 'bob'], staff: ['root'] })
+ *
+ * and in a file that shares one site between its tests:
+ *
+ *   let site: TestSite, alice: TestUser
+ *   before(async () => ({ site, alice } = await siteWith({ users: ['alice'] })))
+ *   after(() => site.close())
+ *
+ * Each user's password is `<name>-password` and its token is named "tests", as site.user gives them.
+ */
+export async function siteWith<const U extends string = never, const S extends string = never>(
+  spec: SiteSpec<U, S> = {},
+): Promise<SiteWith<U | S>> {
+  const { users = [], staff = [], env = {}, ...siteOptions } = spec
+  const names: string[] = [...users, ...staff]
+  const clash = names.find((name, index) => name === 'site' || names.indexOf(name) !== index)
+  if (clash !== undefined) throw new Error(`siteWith: "${clash}" cannot be a user name here (it is "site" or given twice)`)
+  const site = await makeSite(env, siteOptions)
+  try {
+    const created: Record<string, TestUser> = {}
+    for (const name of users) created[name] = await site.user(name)
+    for (const name of staff) created[name] = await site.user(name, { staff: true })
+    return { site, ...created } as SiteWith<U | S>
+  } catch (error) {
+    await site.close()
+    throw error
   }
 }
 
