@@ -6,21 +6,15 @@ import { createHash, randomUUID } from 'node:crypto'
 import { Transform, pipeline, type Readable, type TransformCallback } from 'node:stream'
 import type { UploadKind } from '../api/constants.js'
 import type { FileStore } from '../storage/index.js'
+import type { NewFile } from '../files/repository.js'
 import { inspectArchive } from './archives.js'
 import { InvalidUpload, PayloadTooLarge } from '../errors.js'
 import { ALLOWED_TYPES, SNIFF_BYTES, ZIP_TYPE, describeAllowed, sniffType } from './filetypes.js'
 import { sanitizeFilename } from '../files/filenames.js'
 import { formatBytes } from '../web/format.js'
 
-export interface IngestedFile {
-  /** The file's id: a new file is stored under its id, so this is also its storageKey. */
-  id: string
-  /** Where its bytes are; what the file row keeps as storage_key, and what deleting them goes by. */
-  storageKey: string
-  filename: string
-  contentType: string
-  size: number
-  sha256: string
+/** A new file is stored under its id, so id and storageKey start equal; deleting its bytes goes by storageKey. */
+export interface IngestedFile extends NewFile {
   /** For version archives: pack_format from pack.mcmeta, else null. */
   packFormat: number | null
 }
