@@ -1,5 +1,7 @@
-// Runs the test files under test/ as parallel jobs, one child process per file
-// and backend combination (node's test runner, tsx for TypeScript):
+// Runs the test files under test/ on every backend combination, as parallel
+// jobs: child processes of node's test runner (tsx for TypeScript), each
+// running one long file or several short ones of one combination
+// (scripts/test-batch.js, scripts/test-reporter.js):
 //
 //   node scripts/run-tests.js [--backends sqlite|scaled|all] [--jobs N] [part-of-path ...]
 //
@@ -90,16 +92,16 @@ function parseArgs(argv) {
     if (arg === '--help' || arg === '-h') {
       console.log(HELP)
       process.exit(0)
-    } else if (arg.startsWith('--backends')) {
+    } else if ((arg === '--backends' || arg.startsWith('--backends='))) {
       const v = value()
       if (v === 'all') options.backends = ['sqlite', 'scaled']
       else if (v in COMBOS) options.backends = [v]
       else usage(`--backends ${v}: expected sqlite, scaled or all`)
-    } else if (arg.startsWith('--jobs')) {
+    } else if ((arg === '--jobs' || arg.startsWith('--jobs='))) {
       const n = Number(value())
       if (!Number.isInteger(n) || n < 1) usage('--jobs needs a whole number of at least 1')
       options.jobs = n
-    } else if (arg.startsWith('--timeout')) {
+    } else if ((arg === '--timeout' || arg.startsWith('--timeout='))) {
       const n = Number(value())
       if (!Number.isFinite(n) || n < 0) usage('--timeout needs a number of seconds (0: no limit)')
       options.timeout = n
