@@ -6,7 +6,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import { MemoryAttemptLimiter, type AttemptKind, type AttemptLimiter } from '../accounts/limiter.js'
-import { MemoryUpdateCheckCache, type UpdateCheckCache } from '../update-check/cache.js'
+import { MemoryUpdateCheckCache, type UpdateCheckCache, type UpdateCheckCacheLimits } from '../update-check/cache.js'
 import type { StatsSnapshotBody } from '../api/stats.js'
 import { MemorySnapshotCache, type SnapshotCache } from '../stats/cache.js'
 
@@ -20,9 +20,15 @@ interface SharedState {
   close(): Promise<void>
 }
 
-export default fp(async (app) => {
+export interface SharedStateOptions {
+  /** The update-check cache's bounds (DEFAULT_LIMITS by default; BuildOptions.updateCheckLimits). */
+  updateCheckLimits?: Partial<UpdateCheckCacheLimits>
+}
+
+export default fp<SharedStateOptions>(async (app, options) => {
   const { config } = app
-  const shared = config.redisUrl ? await inRedis(app, config.redisUrl) : inMemory(app)
+  const limits = options.updateCheckLimits ?? {}
+  const shared = config.redisUrl ? await inRedis(app, config.redisUrl, limits) : inMemory(app, limits)
   app.decorate('attemptLimiters', shared.attemptLimiters)
   app.decorate('updateCheckCache', shared.updateCheckCache)
   app.decorate('statsSnapshotCache', shared.statsSnapshotCache)
@@ -30,19 +36,19 @@ export default fp(async (app) => {
   app.addHook('onClose', () => shared.close())
 }, { name: 'shared-state', decorators: { fastify: ['config', 'clock'] } })
 
-function inMemory(app: FastifyInstance): SharedState {
+function inMemory(app: FastifyInstance, updateCheckLimits: Partial<UpdateCheckCacheLimits>): SharedState {
   const { config } = app
   const limiter = () => new MemoryAttemptLimiter(config.authFailureLimit, config.authFailureWindowMs)
   return {
     attemptLimiters: { gate: limiter(), login: limiter() },
-    updateCheckCache: new MemoryUpdateCheckCache(),
+    updateCheckCache: new MemoryUpdateCheckCache(updateCheckLimits),
     statsSnapshotCache: new MemorySnapshotCache<StatsSnapshotBody>(config.statsCacheMs, app.clock),
     unavailable: () => false,
     close: async () => {},
   }
 }
 
-async function inRedis(app: FastifyInstance, url: string): Promise<SharedState> {
+async function inRedis(app: FastifyInstance, url: string, updateCheckLimits: Partial<UpdateCheckCacheLimits>): Promise<SharedState> {
   const { config } = app
   const [{ openRedis, redisUnavailable }, { RedisAttemptLimiter }, { RedisUpdateCheckCache }, { RedisSnapshotCache }] = await Promise.all([
     import('./redis.js'),
@@ -54,7 +60,7 @@ async function inRedis(app: FastifyInstance, url: string): Promise<SharedState> 
   const redis = await openRedis(url)
   redis.onError = (error) => app.log.warn({ err: error }, 'redis connection error; retrying')
   const limiter = (kind: AttemptKind) => new RedisAttemptLimiter(redis.client, kind, config.authFailureLimit, config.authFailureWindowMs)
-  const updateCheckCache = new RedisUpdateCheckCache(redis.client)
+  const updateCheckCache = new RedisUpdateCheckCache(redis.client, updateCheckLimits)
   updateCheckCache.onWriteFailure = (error) => app.log.error({ err: error }, 'could not tell other instances about a new version yet; retried when Redis is back')
   return {
     attemptLimiters: { gate: limiter('gate'), login: limiter('login') },

@@ -20,17 +20,16 @@ import { MemoryUpdateCheckCache, type CacheUsage, type UpdateCheckAnswer, type U
 // The key keeps the name it had before the update-check had its own module: instances of the older
 // release share it while a rolling upgrade runs.
 const STAMPS = `${KEY_PREFIX}latest:stamps`
-/**
- * Packs whose stamp this instance remembers; past it the oldest is forgotten
- * (that pack's answer is read again once). The ids are the client's to invent.
- */
-const MAX_STAMPS = 10_000
 /** A pack no instance has changed yet has no stamp; it compares as this. */
 const NO_STAMP = ''
 
 export class RedisUpdateCheckCache implements UpdateCheckCache {
   private readonly local: MemoryUpdateCheckCache
-  /** packKey -> the pack's stamp when this instance last checked it, oldest first. */
+  readonly limits: Readonly<UpdateCheckCacheLimits>
+  /**
+   * packKey -> the pack's stamp when this instance last checked it, oldest first; at most
+   * limits.maxStamps of them, since the ids are the client's to invent.
+   */
   private readonly seen = new Map<string, string>()
 
   /**
@@ -42,6 +41,7 @@ export class RedisUpdateCheckCache implements UpdateCheckCache {
 
   constructor(private readonly redis: RedisClient, limits: Partial<UpdateCheckCacheLimits> = {}) {
     this.local = new MemoryUpdateCheckCache(limits)
+    this.limits = this.local.limits
     redis.on('ready', () => { void this.writeUnwritten() })
   }
 
@@ -68,7 +68,7 @@ export class RedisUpdateCheckCache implements UpdateCheckCache {
     try {
       await this.redis.hSet(STAMPS, packKey, randomUUID())
     } catch (error) {
-      if (this.unwritten.size < MAX_STAMPS) this.unwritten.add(packKey)
+      if (this.unwritten.size < this.limits.maxStamps) this.unwritten.add(packKey)
       this.onWriteFailure(error)
     }
   }
@@ -95,7 +95,7 @@ export class RedisUpdateCheckCache implements UpdateCheckCache {
     this.local.invalidate(packKey)
     this.seen.delete(packKey)
     this.seen.set(packKey, stamp)
-    if (this.seen.size > MAX_STAMPS) this.seen.delete(this.seen.keys().next().value!)
+    if (this.seen.size > this.limits.maxStamps) this.seen.delete(this.seen.keys().next().value!)
   }
 
   usage(): CacheUsage & { stamps: number } {

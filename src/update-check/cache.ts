@@ -26,6 +26,11 @@ export interface UpdateCheckCacheLimits {
   maxOrigins: number
   /** Packs whose last invalidation is remembered exactly (older ones share one watermark). */
   maxChanges: number
+  /**
+   * With REDIS_URL only (src/shared-state/redis-update-check-cache.ts): packs whose stamp an
+   * instance remembers; past it the oldest is forgotten (that pack's answer is read again once).
+   */
+  maxStamps: number
 }
 
 export const DEFAULT_LIMITS: UpdateCheckCacheLimits = {
@@ -35,6 +40,7 @@ export const DEFAULT_LIMITS: UpdateCheckCacheLimits = {
   // 127.0.0.1:8000, localhost:8000, a LAN name and a public name.
   maxOrigins: 4,
   maxChanges: 4096,
+  maxStamps: 10_000,
 }
 
 /** What the cache holds now, for tests and the statistics. */
@@ -63,6 +69,8 @@ export interface UpdateCheckCache {
    */
   readonly revalidate?: (packKey: string) => Promise<void>
   usage(): CacheUsage
+  /** The bounds in force: DEFAULT_LIMITS unless the app was built with others (BuildOptions.updateCheckLimits). */
+  readonly limits: Readonly<UpdateCheckCacheLimits>
 }
 
 /** A found pack's answers, one place per allowed origin (same index as MemoryUpdateCheckCache.origins). */
@@ -75,7 +83,7 @@ interface PackAnswers {
 export const ENTRY_OVERHEAD = 64
 
 export class MemoryUpdateCheckCache implements UpdateCheckCache {
-  private readonly limits: UpdateCheckCacheLimits
+  readonly limits: Readonly<UpdateCheckCacheLimits>
   /** Allowed origins, in the order they were first seen. */
   private readonly origins: string[] = []
   /** namespace:pack_id -> answers per origin; insertion order is age, the oldest goes first. */
@@ -96,7 +104,7 @@ export class MemoryUpdateCheckCache implements UpdateCheckCache {
   private forgottenChanges = 0
 
   constructor(limits: Partial<UpdateCheckCacheLimits> = {}) {
-    this.limits = { ...DEFAULT_LIMITS, ...limits }
+    this.limits = Object.freeze({ ...DEFAULT_LIMITS, ...limits })
   }
 
   get(packKey: string, origin: string): UpdateCheckAnswer | undefined {

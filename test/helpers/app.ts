@@ -9,7 +9,7 @@ import os from 'node:os'
 import path from 'node:path'
 import type { FastifyServerOptions, LightMyRequestResponse } from 'fastify'
 import assert from 'node:assert/strict'
-import { buildApp } from '../../src/app.js'
+import { buildApp, type BuildOptions } from '../../src/app.js'
 import { loadConfig, type Config } from '../../src/config/index.js'
 import { createApiToken } from '../../src/accounts/tokens-service.js'
 import { createUser } from '../../src/accounts/users-service.js'
@@ -47,6 +47,8 @@ export interface SiteOptions {
   onClose?: () => Promise<void>
   /** The app's clock (BuildOptions.clock): a test moves it past a window instead of waiting for it. */
   clock?: () => number
+  /** The update-check cache's bounds (BuildOptions.updateCheckLimits): a test sets them small and exceeds them. */
+  updateCheckLimits?: BuildOptions['updateCheckLimits']
 }
 
 export async function makeSite(env: Record<string, string> = {}, siteOptions: SiteOptions = {}): Promise<TestSite> {
@@ -72,7 +74,7 @@ export async function makeSite(env: Record<string, string> = {}, siteOptions: Si
   })
   let app: App
   try {
-    app = await buildApp(config, { logger: siteOptions.logger ?? false, sweep: false, clock: siteOptions.clock })
+    app = await buildApp(config, { logger: siteOptions.logger ?? false, sweep: false, clock: siteOptions.clock, updateCheckLimits: siteOptions.updateCheckLimits })
     await app.ready()
   } catch (error) {
     await release()

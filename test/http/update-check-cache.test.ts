@@ -8,7 +8,7 @@ import assert from 'node:assert/strict'
 import net from 'node:net'
 import type { AddressInfo } from 'node:net'
 import fc from 'fast-check'
-import { expectError, makeSite, type TestSite } from '../helpers/app.js'
+import { expectError, makeSite, type SiteOptions, type TestSite } from '../helpers/app.js'
 import { publishPack } from '../helpers/packs.js'
 import { redisSkip, startRedis, type RedisServer } from '../helpers/redis.js'
 import { DEFAULT_LIMITS, packKey } from '../../src/update-check/cache.js'
@@ -21,8 +21,8 @@ interface Latest { download_url: string }
 const latest = (site: TestSite, host: string, packId = 'caves') =>
   site.app.inject({ url: `/api/packs/alice/${packId}/latest`, headers: { ...site.gate, host } })
 
-async function siteWithPack(env: Record<string, string> = {}): Promise<TestSite> {
-  const site = await makeSite(env)
+async function siteWithPack(env: Record<string, string> = {}, options: SiteOptions = {}): Promise<TestSite> {
+  const site = await makeSite(env, options)
   const alice = await site.user('alice')
   await publishPack(site, alice, { title: 'Caves', version_name: 'v1' })
   return site
@@ -32,6 +32,11 @@ describe('the Host header', () => {
   let site: TestSite
   before(async () => { site = await siteWithPack() })
   after(() => site.close())
+
+  test('an app built without limits has the default bounds (the other tests set them small to exceed them in a few requests)', () => {
+    // Memory on sqlite, Redis on scaled: either way what buildApp gives users unless a test asks otherwise.
+    assert.deepEqual(site.app.updateCheckCache.limits, DEFAULT_LIMITS)
+  })
 
   test('a 12 KB Host is refused with 400 and detail, on the update-check and everywhere else', async () => {
     const host = `${'a'.repeat(12 * 1024)}.example`
@@ -128,36 +133,50 @@ describe('the Host header', () => {
 })
 
 describe('the cache stays within its bounds', () => {
+  // Small bounds, exceeded many times over in a few hundred requests; the defaults are these bounds'
+  // values for users (checked above), and test/unit/update-check-cache.test.ts fills them at full size.
+  const limits = { maxOrigins: 4, maxMissing: 100 }
   let site: TestSite
-  before(async () => { site = await siteWithPack() })
+  before(async () => { site = await siteWithPack({}, { updateCheckLimits: limits }) })
   after(() => site.close())
 
-  test('10,000 distinct Host values: each answered for its host, four origins cached', async () => {
-    for (let i = 0; i < 10_000; i++) {
+  test('50 distinct Host values: each answered for its host, four origins cached', async () => {
+    const hosts = 50
+    for (let i = 0; i < hosts; i++) {
       const host = `h${i}.example:8000`
       const res = await latest(site, host)
       assert.equal(res.statusCode, 200)
-      if (i % 997 === 0) assert.ok((res.json() as Latest).download_url.startsWith(`http://${host}/`))
+      assert.ok((res.json() as Latest).download_url.startsWith(`http://${host}/`), `${host}: ${res.body}`)
     }
     const usage = site.app.updateCheckCache.usage()
-    assert.equal(usage.origins, DEFAULT_LIMITS.maxOrigins)
-    assert.equal(usage.answers, DEFAULT_LIMITS.maxOrigins)
+    assert.equal(usage.origins, limits.maxOrigins)
+    assert.equal(usage.answers, limits.maxOrigins)
     assert.ok(usage.bytes < 16 * 1024, `${usage.bytes} bytes`)
     // The first origins keep being served from memory; a later one is computed each time, still right.
-    assert.equal(site.app.updateCheckCache.get(packKey('alice', 'caves'), 'http://h0.example:8000')?.etag, (await latest(site, 'h0.example:8000')).headers.etag)
-    assert.equal(site.app.updateCheckCache.get(packKey('alice', 'caves'), 'http://h9999.example:8000'), undefined)
+    const key = packKey('alice', 'caves')
+    for (let i = 0; i < limits.maxOrigins; i++) assert.ok(site.app.updateCheckCache.get(key, `http://h${i}.example:8000`), `h${i} is cached`)
+    assert.equal(site.app.updateCheckCache.get(key, 'http://h0.example:8000')?.etag, (await latest(site, 'h0.example:8000')).headers.etag)
+    for (const i of [limits.maxOrigins, hosts - 1]) assert.equal(site.app.updateCheckCache.get(key, `http://h${i}.example:8000`), undefined, `h${i} is not cached`)
+    const later = await latest(site, `h${hosts - 1}.example:8000`)
+    assert.ok((later.json() as Latest).download_url.startsWith(`http://h${hosts - 1}.example:8000/`))
+    assert.notEqual(later.headers.etag, (await latest(site, 'h0.example:8000')).headers.etag, 'its answer is its own, not h0\'s')
   })
 
-  test('10,000 distinct unknown pack ids: each 404, "not found" answers bounded, the real pack still cached', async () => {
-    for (let i = 0; i < 10_000; i++) {
-      const res = await latest(site, 'h0.example:8000', `no-such-pack-${i}-${'x'.repeat(60)}`)
+  test('300 distinct unknown pack ids: each 404, "not found" answers bounded, the real pack still cached', async () => {
+    const id = (i: number) => `no-such-pack-${i}-${'x'.repeat(60)}`
+    const ids = 3 * limits.maxMissing
+    for (let i = 0; i < ids; i++) {
+      const res = await latest(site, 'h0.example:8000', id(i))
       assert.equal(res.statusCode, 404)
     }
-    const usage = site.app.updateCheckCache.usage()
-    assert.ok(usage.missing <= DEFAULT_LIMITS.maxMissing, `${usage.missing} "not found" answers`)
-    assert.ok(usage.packs + usage.missing <= DEFAULT_LIMITS.maxPacks + DEFAULT_LIMITS.maxMissing)
-    assert.ok(usage.bytes <= DEFAULT_LIMITS.maxBytes, `${usage.bytes} bytes`)
-    assert.ok(site.app.updateCheckCache.get(packKey('alice', 'caves'), 'http://h0.example:8000'), 'the real pack was not evicted')
+    const cache = site.app.updateCheckCache
+    const usage = cache.usage()
+    assert.equal(usage.missing, limits.maxMissing, `${usage.missing} "not found" answers`)
+    assert.ok(usage.packs + usage.missing <= cache.limits.maxPacks + cache.limits.maxMissing)
+    assert.ok(usage.bytes <= cache.limits.maxBytes, `${usage.bytes} bytes`)
+    assert.equal(cache.get(packKey('alice', id(ids - 1)), 'http://h0.example:8000'), null, 'the newest "not found" is kept')
+    assert.equal(cache.get(packKey('alice', id(0)), 'http://h0.example:8000'), undefined, 'the oldest went first')
+    assert.ok(cache.get(packKey('alice', 'caves'), 'http://h0.example:8000'), 'the real pack was not evicted')
   })
 })
 
@@ -182,7 +201,8 @@ describe('with REDIS_URL', { skip: redisSkip }, () => {
   let site: TestSite
   before(async () => {
     redis = await startRedis()
-    site = await siteWithPack({ REDIS_URL: redis.url })
+    // Bounds the flood below exceeds (2,000 invented ids): evictions must not cost the real pack its answer.
+    site = await siteWithPack({ REDIS_URL: redis.url }, { updateCheckLimits: { maxMissing: 500, maxStamps: 500 } })
   })
   after(async () => {
     await site?.close()
@@ -205,7 +225,10 @@ describe('with REDIS_URL', { skip: redisSkip }, () => {
       assert.ok(site.app.updateCheckCache.get(key, 'http://h0.example'), `round ${round}: the real pack's answer was stored despite the flood`)
     }
     const usage = site.app.updateCheckCache.usage() as ReturnType<typeof site.app.updateCheckCache.usage> & { stamps: number }
-    assert.ok(usage.missing <= DEFAULT_LIMITS.maxMissing && usage.stamps <= 10_000, JSON.stringify(usage))
+    const { limits } = site.app.updateCheckCache
+    assert.ok(usage.missing <= limits.maxMissing && usage.stamps <= limits.maxStamps, JSON.stringify(usage))
+    assert.equal(invented, 2000)
+    assert.deepEqual([usage.missing, usage.stamps], [500, 500], 'both bounds were reached')
   })
 
   describe('RedisUpdateCheckCache itself, under a flood of invented ids', () => {
@@ -225,12 +248,22 @@ describe('with REDIS_URL', { skip: redisSkip }, () => {
       }
     })
 
-    test('the remembered stamps are bounded', async () => {
+    test('the remembered stamps are bounded, the oldest forgotten first', async () => {
       const connection = await openRedis(redis.url)
       try {
-        const cache = new RedisUpdateCheckCache(connection.client)
-        for (let i = 0; i < 10_050; i++) await cache.revalidate(packKey('x', `invented-${i}`))
-        assert.equal(cache.usage().stamps, 10_000)
+        assert.equal(new RedisUpdateCheckCache(connection.client).limits.maxStamps, DEFAULT_LIMITS.maxStamps, 'the default bound')
+        const maxStamps = 100
+        const cache = new RedisUpdateCheckCache(connection.client, { maxStamps })
+        const id = (i: number) => packKey('x', `invented-${i}`)
+        for (let i = 0; i < maxStamps + 50; i++) await cache.revalidate(id(i))
+        assert.equal(cache.usage().stamps, maxStamps)
+        // A remembered stamp costs nothing; a forgotten one invalidates its pack once (a new generation).
+        const generation = cache.currentGeneration()
+        await cache.revalidate(id(maxStamps + 49))
+        assert.equal(cache.currentGeneration(), generation, 'the newest stamp is remembered')
+        await cache.revalidate(id(0))
+        assert.equal(cache.currentGeneration(), generation + 1, 'the oldest stamp was forgotten')
+        assert.equal(cache.usage().stamps, maxStamps)
       } finally {
         await connection.close()
       }

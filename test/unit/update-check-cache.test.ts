@@ -2,7 +2,7 @@
 // which bounds. Its Redis variant is tested with a real Redis in test/http/update-check-cache.test.ts.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { ENTRY_OVERHEAD, MemoryUpdateCheckCache, packKey } from '../../src/update-check/cache.js'
+import { DEFAULT_LIMITS, ENTRY_OVERHEAD, MemoryUpdateCheckCache, packKey } from '../../src/update-check/cache.js'
 
 const answer = (version: string) => ({ body: JSON.stringify({ version }), etag: `"${version}"` })
 
@@ -74,6 +74,30 @@ test('10,000 invented pack ids stay within the "not found" bound and never evict
   assert.equal(cache.get(real, 'http://a')?.etag, '"1"')
   assert.equal(cache.get(packKey('x', `no-such-pack-9999-${'y'.repeat(80)}`), 'http://a'), null, 'the newest are kept')
   assert.equal(cache.get(packKey('x', `no-such-pack-0-${'y'.repeat(80)}`), 'http://a'), undefined, 'the oldest went first')
+})
+
+test('at the default size: invented pack ids past DEFAULT_LIMITS.maxMissing are dropped, the real pack kept', () => {
+  // What users get (test/http/update-check-cache.test.ts checks an app built without limits has DEFAULT_LIMITS,
+  // then exceeds small ones through HTTP); here the full-size bound is filled and exceeded in memory.
+  const cache = new MemoryUpdateCheckCache()
+  assert.deepEqual(cache.limits, DEFAULT_LIMITS)
+  const real = packKey('alice', 'caves')
+  cache.set(real, 'http://a', answer('1'), cache.currentGeneration())
+  const id = (i: number) => packKey('alice', `no-such-pack-${i}-${'x'.repeat(60)}`)
+  const ids = DEFAULT_LIMITS.maxMissing + 50
+  for (let i = 0; i < ids; i++) cache.set(id(i), 'http://a', null, cache.currentGeneration())
+  const usage = cache.usage()
+  assert.equal(usage.missing, DEFAULT_LIMITS.maxMissing)
+  assert.equal(usage.packs, 1)
+  assert.ok(usage.bytes <= DEFAULT_LIMITS.maxBytes, `${usage.bytes} bytes`)
+  assert.equal(cache.get(id(ids - 1), 'http://a'), null)
+  assert.equal(cache.get(id(49), 'http://a'), undefined)
+  assert.equal(cache.get(id(50), 'http://a'), null)
+  assert.equal(cache.get(real, 'http://a')?.etag, '"1"')
+})
+
+test('limits given replace those defaults only', () => {
+  assert.deepEqual(new MemoryUpdateCheckCache({ maxMissing: 5 }).limits, { ...DEFAULT_LIMITS, maxMissing: 5 })
 })
 
 test('the cache stays within its byte bound, dropping the oldest packs first', () => {
