@@ -1,6 +1,7 @@
 // Runs the test files under test/ on every backend combination, as parallel
-// jobs: child processes of node's test runner (tsx for TypeScript), each
-// running one long file or several short ones of one combination
+// jobs: child processes of node's test runner, each running one long file or
+// several short ones of one combination, compiled to JavaScript first
+// (scripts/build-server.js --tests: no TypeScript loader in any process)
 // (scripts/test-batch.js, scripts/test-reporter.js):
 //
 //   node scripts/run-tests.js [--backends sqlite|scaled|all] [--jobs N] [part-of-path ...]
@@ -17,6 +18,7 @@ import fs from 'node:fs'
 import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
+import { buildServer } from './build-server.js'
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
 const TEST_DIR = path.join(ROOT, 'test')
@@ -453,7 +455,7 @@ function runJob(job, env, timeoutSeconds, tmp) {
   const resultsFile = path.join(tmp, `${id}.jsonl`)
   const usageFile = path.join(tmp, `${id}.usage`)
   const args = [
-    '--import', 'tsx', '--import', USAGE_HOOK,
+    '--enable-source-maps', '--import', USAGE_HOOK,
     '--test-reporter=spec', '--test-reporter-destination=stdout',
     `--test-reporter=${path.join(ROOT, 'scripts', 'test-reporter.js')}`, `--test-reporter-destination=${resultsFile}`,
     path.join(ROOT, 'scripts', 'test-batch.js'), ...job.files,
@@ -559,6 +561,19 @@ const jobs = planJobs(entries, estimate, options.isolate)
 if (options.list) {
   for (const job of jobs) console.log(`${job.combo.padEnd(6)}  ${job.tier.padEnd(8)}  ~${String(Math.round(job.estimate)).padStart(3)} s  ${job.files.join(' ')}`)
   process.exit(0)
+}
+
+// The jobs run the compiled build (dist/src, dist/test), and so do the servers they start (`npm start` runs dist/src/server.js):
+// compiled now, so an edit since the last build is what runs. The pages' bundle is built by `npm run build` (`npm test` runs it);
+// only when there is none yet is it built here.
+{
+  const built = performance.now()
+  const { files: compiled, changed } = await buildServer(['src', 'test'])
+  if (!fs.existsSync(path.join(ROOT, 'dist', 'web', 'manifest.json'))) {
+    const web = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'build-web.js')], { stdio: 'inherit' })
+    if (web.status !== 0) process.exit(1)
+  }
+  console.log(`run-tests: compiled ${compiled} files (${changed} changed) in ${((performance.now() - built) / 1000).toFixed(1)} s`)
 }
 
 const needScaled = jobs.some((job) => job.combo === 'scaled')

@@ -18,6 +18,7 @@ import { migrateToLatest, openDatabase } from './db/index.js'
 import database from './db/plugin.js'
 import storage from './storage/plugin.js'
 import sharedState from './shared-state/plugin.js'
+import type { UpdateCheckCacheLimits } from './update-check/cache.js'
 import { Gate } from './accounts/gate.js'
 import gate from './accounts/gate-plugin.js'
 import auth from './accounts/auth.js'
@@ -27,6 +28,7 @@ import { Assets } from './web/assets.js'
 import { answerFrameworkError, installErrorHandling } from './http/errors.js'
 import { installJsonBodyParser } from './http/json-body.js'
 import { installTextInputCheck } from './http/text-input.js'
+import { sharedSchemaController } from './http/schema-compilers.js'
 import type { App } from './http/types.js'
 import { installHostCheck } from './http/host.js'
 import { installTimeouts, serverOptions } from './http/timeouts.js'
@@ -52,6 +54,8 @@ export interface BuildOptions {
   sweep?: boolean
   /** The clock of app.clock (Date.now by default): tests move it past a window instead of waiting for it. */
   clock?: () => number
+  /** The update-check cache's bounds (DEFAULT_LIMITS by default): tests set them small and exceed them in a few requests. */
+  updateCheckLimits?: Partial<UpdateCheckCacheLimits>
 }
 
 const API_VERSION = '1.0.0'
@@ -68,6 +72,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // Draft autosaves are the largest JSON bodies (CONTRACT §4: 256 KiB).
     bodyLimit: config.draftBodyLimit,
     ajv: { customOptions: { allErrors: false, removeAdditional: false } },
+    // Fastify's default compilers, created once per process rather than per app (src/http/schema-compilers.ts).
+    schemaController: sharedSchemaController,
     return503OnClosing: true,
     // What the router refuses before any hook runs, in the API's { detail } shape (src/http/errors.ts).
     frameworkErrors: answerFrameworkError,
@@ -99,7 +105,7 @@ async function registerAll(app: App, config: Config, options: BuildOptions): Pro
   // Phase 1: infrastructure. The backends come first: a bad REDIS_URL,
   // DATABASE_URL or STORAGE_URL fails here, in one line, before anything listens.
   // Where what instances share lives (memory, or Redis with REDIS_URL): decided once, in src/shared-state/plugin.ts.
-  await app.register(sharedState)
+  await app.register(sharedState, { updateCheckLimits: options.updateCheckLimits })
   await app.register(database)
   await app.register(storage)
   // Before any route's plugin scope exists, so every scope inherits it.

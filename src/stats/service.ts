@@ -3,7 +3,9 @@
 // window (the 'metrics' plugin, src/stats/plugin.ts, keeps it in the site's
 // snapshot cache) because the counts scan whole tables.
 import fs from 'node:fs'
+import path from 'node:path'
 import type { StatsSnapshotBody } from '../api/stats.js'
+import { PROJECT_ROOT } from '../config/paths.js'
 import type { Db } from '../db/index.js'
 import { nowIso } from '../db/time.js'
 import { toStatsSnapshot } from './mapper.js'
@@ -12,7 +14,7 @@ import { countRows, storedBytes } from './repository.js'
 
 /** package.json's version, read once: it cannot change while the process runs. */
 export const PACKAGE_VERSION: string = (
-  JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+  JSON.parse(fs.readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string }
 ).version
 
 export interface StatsSources {

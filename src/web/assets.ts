@@ -2,10 +2,10 @@
 // /assets/. Names carry a content hash, so browsers may keep them forever.
 import fs from 'node:fs'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { ConfigError } from '../config/index.js'
+import { PROJECT_ROOT } from '../config/paths.js'
 
-export const ASSETS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'dist', 'web')
+export const ASSETS_DIR = path.join(PROJECT_ROOT, 'dist', 'web')
 
 const CONTENT_TYPES: Record<string, string> = {
   '.js': 'text/javascript; charset=utf-8',

@@ -14,8 +14,8 @@ import path from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { pathToFileURL } from 'node:url'
 import { redisSkip, startRedis, type RedisServer } from '../helpers/redis.js'
+import { ROOT } from '../helpers/server.js'
 
-const ROOT = path.resolve(import.meta.dirname, '../..')
 
 /** How each optional backend's modules are recognised by URL. */
 const PACKAGES = {
@@ -27,8 +27,8 @@ const PACKAGES = {
 type Package = keyof typeof PACKAGES
 
 // Records what is resolved in the loader thread, synchronously, so nothing is
-// lost when the child exits. Registered after tsx, so it runs first and sees
-// the URL tsx's resolution (or Node's) settles on.
+// lost when the child exits. The children run the compiled build (dist/src/,
+// what `npm start` and `npx packs` run).
 const HOOKS = `
 import fs from 'node:fs'
 let file
@@ -47,8 +47,8 @@ register(new URL('./hooks.mjs', import.meta.url), { data: { file: process.env.LO
 // step says which step loaded what first (a module stays loaded, so a later
 // step that uses it again loads nothing).
 const STEPS = `
-const { buildApp } = await import(${JSON.stringify(pathToFileURL(path.join(ROOT, 'src/app.ts')).href)})
-const { loadConfig } = await import(${JSON.stringify(pathToFileURL(path.join(ROOT, 'src/config/index.ts')).href)})
+const { buildApp } = await import(${JSON.stringify(pathToFileURL(path.join(ROOT, 'dist/src/app.js')).href)})
+const { loadConfig } = await import(${JSON.stringify(pathToFileURL(path.join(ROOT, 'dist/src/config/index.js')).href)})
 const fs = await import('node:fs')
 for (const step of JSON.parse(process.env.STEPS)) {
   fs.appendFileSync(process.env.LOADED_MODULES_FILE, '#step ' + step.name + '\\n')
@@ -103,7 +103,7 @@ async function run(args: string[], env: Record<string, string>): Promise<Run> {
     LOADED_MODULES_FILE: modulesFile,
     ...env,
   })
-  const child = spawn(process.execPath, ['--import', 'tsx', '--import', pathToFileURL(path.join(dir, 'register.mjs')).href, ...args], {
+  const child = spawn(process.execPath, ['--import', pathToFileURL(path.join(dir, 'register.mjs')).href, ...args], {
     cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'],
   })
   let stdout = ''
@@ -116,7 +116,7 @@ async function run(args: string[], env: Record<string, string>): Promise<Run> {
   clearTimeout(killer)
   assert.equal(signal, null, `the child did not end by itself within 60 s; stdout:\n${stdout}\nstderr:\n${stderr}`)
   const urls = fs.readFileSync(modulesFile, 'utf8').split('\n').filter(Boolean)
-  assert.ok(urls.some((url) => url.endsWith('/src/config/index.ts')), `the hook recorded the project's modules: ${urls.slice(0, 5).join(', ')}`)
+  assert.ok(urls.some((url) => url.endsWith('/dist/src/config/index.js')), `the hook recorded the project's modules: ${urls.slice(0, 5).join(', ')}`)
   const loaded = new Map<string, Set<Package>>([['', new Set()]])
   let current = loaded.get('')!
   // A module is loaded by the step that first resolves it; a later import of it resolves again but loads nothing.

@@ -26,8 +26,8 @@ describe('WEB_CONCURRENCY=2 with Redis', { skip: redisSkip }, () => {
   })
 
   test('two workers serve one port; the generated password is printed once; SIGTERM stops them all', async () => {
-    // Workers run the same command line as the primary (tsx's esbuild helper is another child, not a worker).
-    const workers = spawnSync('pgrep', ['-P', String(server.child.pid), '-f', 'src/server.ts'], { encoding: 'utf8' }).stdout.trim().split('\n').filter(Boolean)
+    // Workers run the same command line as the primary (npm start's: dist/src/server.js).
+    const workers = spawnSync('pgrep', ['-P', String(server.child.pid), '-f', 'dist/src/server.js'], { encoding: 'utf8' }).stdout.trim().split('\n').filter(Boolean)
     assert.equal(workers.length, 2, `two worker processes under the primary: ${workers.join(', ')}`)
     assert.equal(server.stdout().match(/Site password: /g)?.length, 1, 'printed once, by the primary')
     const password = /Site password: (\S+)/.exec(server.stdout())![1]!

@@ -7,8 +7,8 @@ import { createHash, randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import pg from 'pg'
+import { PROJECT_ROOT } from '../../src/config/paths.js'
 
 export interface TestDatabase {
   /** The DATABASE_URL to give the site, or undefined for the default SQLite file. */
@@ -81,7 +81,7 @@ function migratedTemplate(): Promise<string> {
 }
 
 async function buildTemplate(): Promise<string> {
-  const dbDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src/db')
+  const dbDir = path.join(PROJECT_ROOT, 'src', 'db')
   const hash = createHash('sha256')
   for (const file of ['index.ts', ...fs.readdirSync(path.join(dbDir, 'migrations')).sort().map((f) => `migrations/${f}`)]) {
     hash.update(file).update(fs.readFileSync(path.join(dbDir, file)))

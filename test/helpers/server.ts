@@ -1,5 +1,6 @@
 // Starts the real server as a child process, exactly as `npm start` does
-// (`node --import tsx src/server.ts` from the project root), on a free loopback
+// (package.json's start script: `node dist/src/server.js`, the build of
+// scripts/build-server.js, from the project root), on a free loopback
 // port and a throwaway data directory; and runs the admin CLI against the same
 // environment: in this process by default (the CLI's own main(), no process
 // start), or as `node bin/packs.js` (what `npx packs` runs) when a test is
@@ -10,10 +11,10 @@ import fs from 'node:fs'
 import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { PROJECT_ROOT } from '../../src/config/paths.js'
 
-/** The project root, found from this file so the helper works from any clone and any cwd. */
-export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
+/** The project root, found from this file (run from test/ or from its build in dist/test/) so the helper works from any clone and any cwd. */
+export const ROOT = PROJECT_ROOT
 
 /** `undefined` removes a variable inherited from the caller's environment. */
 export type EnvOverrides = Record<string, string | undefined>
@@ -284,7 +285,7 @@ export interface CliOptions {
    * what only a process shows: its exit code as the shell sees it, its
    * streams, its start-up. Otherwise the CLI's main() runs in this process on
    * the same arguments and environment (the command's behaviour is the same,
-   * without a process start, tsx and the modules loaded for every call).
+   * without a process start and the modules loaded for every call).
    */
   process?: boolean
 }
@@ -354,7 +355,7 @@ export function lastLine(text: string): string {
 }
 
 /**
- * Runs `node --import tsx src/server.ts` expecting it to fail at start-up
+ * Runs the server as `npm start` does, expecting it to fail at start-up
  * (bad configuration): resolves with its exit code and output.
  */
 export async function startExpectingFailure(env: EnvOverrides, timeoutMs = START_TIMEOUT_MS): Promise<CliResult> {

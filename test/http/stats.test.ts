@@ -1,10 +1,12 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
+import path from 'node:path'
+import { PROJECT_ROOT } from '../../src/config/paths.js'
 import { KEY_PREFIX, openRedis } from '../../src/shared-state/redis.js'
 import { expectError, makeSite, siteWith, type TestSite } from '../helpers/app.js'
 
-const packageVersion = (JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version
+const packageVersion = (JSON.parse(fs.readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string }).version
 
 interface Snapshot {
   generated_at: string
