@@ -65,6 +65,9 @@ options:
   --jobs N                       jobs at once (default ${defaultJobs()}: 2 per core, minus one on small machines)
   --timeout SECONDS              a job running longer is killed and fails (default 600; 0: no limit)
   --isolate                      one process per file for every tier (slower; to rule out a batch neighbour)
+  --wait-for-sqlite FILE         hold the jobs that may load better-sqlite3 until FILE exists and says "ok"
+                                 (.ci/run compiles it meanwhile): unit and sqlite jobs, and scaled ones
+                                 whose files name SQLite (sqlite: or better-sqlite3); the rest start at once
   --list                         print the jobs, their tier and combination, and exit
   --help                         this text
 
@@ -82,7 +85,7 @@ function defaultJobs() {
 // ---------------------------------------------------------------- arguments
 
 function parseArgs(argv) {
-  const options = { backends: ['sqlite', 'scaled'], jobs: defaultJobs(), timeout: 600, list: false, isolate: false, filters: [] }
+  const options = { backends: ['sqlite', 'scaled'], jobs: defaultJobs(), timeout: 600, list: false, isolate: false, waitForSqlite: undefined, filters: [] }
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]
     const value = () => {
@@ -107,6 +110,8 @@ function parseArgs(argv) {
       const n = Number(value())
       if (!Number.isFinite(n) || n < 0) usage('--timeout needs a number of seconds (0: no limit)')
       options.timeout = n
+    } else if ((arg === '--wait-for-sqlite' || arg.startsWith('--wait-for-sqlite='))) {
+      options.waitForSqlite = path.resolve(value())
     } else if (arg === '--list') {
       options.list = true
     } else if (arg === '--isolate') {
@@ -224,12 +229,14 @@ function discover(options) {
         problems.push(`${rel}: a unit test must not start a server or a process, but it imports ${forbidden.join('; ')} (move it to test/backends, test/http or test/e2e)`)
         continue
       }
-      if (options.backends.includes('sqlite')) entries.push({ file: rel, tier, combo: 'none' })
+      if (options.backends.includes('sqlite')) entries.push({ file: rel, tier, combo: 'none', needsSqlite: true })
       continue
     }
     const combos = marker ? marker.combos : Object.keys(COMBOS)
     if (marker) optOuts.push({ file: rel, combos, reason: marker.reason })
-    for (const combo of combos) if (options.backends.includes(combo)) entries.push({ file: rel, tier, combo })
+    // On the scaled combination a file loads SQLite's native module only if it asks for SQLite by name.
+    const namesSqlite = /sqlite:|better-sqlite3/.test(source)
+    for (const combo of combos) if (options.backends.includes(combo)) entries.push({ file: rel, tier, combo, needsSqlite: combo !== 'scaled' || namesSqlite })
   }
   return { files, entries, problems, optOuts }
 }
@@ -407,14 +414,15 @@ function planJobs(entries, estimate, isolate) {
   const bins = new Map()
   for (const entry of [...entries].sort((a, b) => estimate(b) - estimate(a))) {
     if (isolate || estimate(entry) > BATCH_SECONDS) {
-      jobs.push({ combo: entry.combo, tier: entry.tier, files: [entry.file], estimate: estimate(entry) + PROCESS_SECONDS })
+      jobs.push({ combo: entry.combo, tier: entry.tier, needsSqlite: entry.needsSqlite, files: [entry.file], estimate: estimate(entry) + PROCESS_SECONDS })
       continue
     }
-    const open = bins.get(entry.combo) ?? []
-    bins.set(entry.combo, open)
+    const binKey = `${entry.combo} ${entry.needsSqlite}`
+    const open = bins.get(binKey) ?? []
+    bins.set(binKey, open)
     let bin = open.find((candidate) => candidate.estimate + estimate(entry) <= BATCH_SECONDS + PROCESS_SECONDS)
     if (!bin) {
-      bin = { combo: entry.combo, tier: entry.tier, files: [], estimate: PROCESS_SECONDS }
+      bin = { combo: entry.combo, tier: entry.tier, needsSqlite: entry.needsSqlite, files: [], estimate: PROCESS_SECONDS }
       open.push(bin)
       jobs.push(bin)
     }
@@ -654,17 +662,34 @@ function report(result) {
   }
 }
 
+/** With --wait-for-sqlite: undefined while SQLite's native module is being built, then 'ok' or why it failed. */
+let sqliteState = options.waitForSqlite ? undefined : 'ok'
+function checkSqlite() {
+  if (sqliteState !== undefined) return
+  try {
+    const text = fs.readFileSync(options.waitForSqlite, 'utf8').trim()
+    sqliteState = text === 'ok' ? 'ok' : `better-sqlite3 could not be built: ${text || 'no reason given'}`
+    if (sqliteState !== 'ok') console.error(`run-tests: ${sqliteState}`)
+  } catch {
+    // Not yet.
+  }
+}
+
 async function worker() {
   while (queue.length > 0) {
-    const index = queue.findIndex((job) => ready[job.combo])
+    checkSqlite()
+    const index = queue.findIndex((job) => ready[job.combo] && (!job.needsSqlite || sqliteState !== undefined))
     if (index === -1) {
-      // Only scaled jobs are left and their servers are still starting.
-      await comboEnv.scaled.catch(() => {})
+      // What is left waits for the scaled servers to start or for SQLite's native module.
+      await new Promise((resolve) => setTimeout(resolve, 200))
       continue
     }
     const job = queue.splice(index, 1)[0]
     let result
-    if (job.combo === 'scaled' && scaledError) {
+    if (job.needsSqlite && sqliteState !== 'ok') {
+      const files = job.files.map((file) => ({ file, combo: job.combo, tests: 0, seconds: 0, ok: false, problems: [sqliteState], skips: [], failures: [] }))
+      result = { ...job, seconds: 0, output: sqliteState, ok: false, problems: [sqliteState], files }
+    } else if (job.combo === 'scaled' && scaledError) {
       const files = job.files.map((file) => ({ file, combo: job.combo, tests: 0, seconds: 0, ok: false, problems: ['the scaled servers did not start'], skips: [], failures: [] }))
       result = { ...job, seconds: 0, output: scaledError.message, ok: false, problems: ['the scaled servers did not start'], files }
     } else {
