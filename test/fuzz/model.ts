@@ -105,6 +105,17 @@ export interface FuzzCase {
 // Arbitraries
 
 const w = <T>(weight: number, arbitrary: fc.Arbitrary<T>) => ({ weight, arbitrary })
+/**
+ * Builds an arbitrary once per key and hands the same one out after: building
+ * one (a string arbitrary's tables, a record of dozens) costs far more than a
+ * draw from it, and an arbitrary keeps nothing between draws, so the cases a
+ * seed gives are the same either way.
+ */
+function cached<T>(cache: Map<string, fc.Arbitrary<T>>, key: string, build: () => fc.Arbitrary<T>): fc.Arbitrary<T> {
+  let arbitrary = cache.get(key)
+  if (arbitrary === undefined) cache.set(key, (arbitrary = build()))
+  return arbitrary
+}
 /** Present now and then: most cases should be ordinary in most respects, so the odd part gets past the rest. */
 const sometimes = <T>(percent: number, arbitrary: fc.Arbitrary<T>): fc.Arbitrary<T | undefined> =>
   fc.oneof(w(100 - percent, fc.constant(undefined)), w(percent, arbitrary))
@@ -136,19 +147,49 @@ const uuidish: fc.Arbitrary<Text> = fc.oneof(
   text('00000000-0000-0000-0000-000000000000', 'ffffffff-ffff-ffff-ffff-ffffffffffff'),
 )
 
+/**
+ * fast-check's 'binary' string unit (any code point but a surrogate): the
+ * same characters from the same random numbers, but a cheaper test of what it
+ * can make. fc.string() runs that test over its sample strings when it is
+ * built, and the library's own first maps all 1.1 million code points (1 to 2
+ * CPU-seconds, in every run).
+ */
+class BinaryUnit extends fc.Arbitrary<string> {
+  private readonly unit = fc.mapToConstant(
+    { num: 0xd800, build: (i) => String.fromCodePoint(i) },
+    { num: 0x110000 - 0xe000, build: (i) => String.fromCodePoint(0xe000 + i) },
+  )
+
+  generate(mrng: fc.Random, biasFactor: number | undefined): fc.Value<string> {
+    return this.unit.generate(mrng, biasFactor)
+  }
+
+  canShrinkWithoutContext(value: unknown): value is string {
+    if (typeof value !== 'string' || value.length === 0) return false
+    const cp = value.codePointAt(0)!
+    return String.fromCodePoint(cp) === value && (cp < 0xd800 || cp > 0xdfff)
+  }
+
+  shrink(value: string, context: unknown): fc.Stream<fc.Value<string>> {
+    return this.unit.shrink(value, context)
+  }
+}
+const binaryText = fc.string({ unit: new BinaryUnit(), maxLength: 24 }).map((s): Text => ({ text: s }))
+
+const anyTexts = new Map<string, fc.Arbitrary<Text>>()
 /** Any text at all, weighted toward the site's own values and known troublemakers. */
 function anyText(context: 'header' | 'body'): fc.Arbitrary<Text> {
-  return fc.oneof(
+  return cached(anyTexts, context, () => fc.oneof(
     w(4, ref(...REF_NAMES)),
     w(2, uuidish),
     w(2, text(...NUMBERS)),
     w(3, text(...ADVERSARIAL)),
     w(2, raw(...RAW_PIECES)),
     w(2, fc.oneof(text('\u0000', 'a\u0000b', '\uD800', 'a\uDC00b', '\u0000\uD800'), raw('%00', 'a%00b', '%ED%A0%80', '%ff', '%C0%80'))),
-    w(3, fc.string({ unit: 'binary', maxLength: 24 }).map((s) => ({ text: s }))),
+    w(3, binaryText),
     w(2, fc.string({ unit: 'grapheme-ascii', maxLength: 24 }).map((s) => ({ text: s }))),
     w(1, huge(context)),
-  )
+  ))
 }
 
 /** Values a field of this name is likely to hold (right, nearly right and wrong), before any text at all. */
@@ -160,9 +201,14 @@ const RIGHT: Record<string, fc.Arbitrary<Text>> = {
   'POST /settings/password current_password': ref('alicePassword'),
 }
 
+const values = new Map<string, fc.Arbitrary<Text>>()
 function valueFor(name: string, context: 'header' | 'body', route?: RouteInfo): fc.Arbitrary<Text> {
-  const right = route && RIGHT[`${route.method} ${route.path} ${name}`]
-  if (right) return fc.oneof(w(3, right), w(1, valueFor(name, context)))
+  const rightKey = route && Object.hasOwn(RIGHT, `${route.method} ${route.path} ${name}`) ? `${route.method} ${route.path} ${name}` : ''
+  return cached(values, `${context}\u0000${name}\u0000${rightKey}`, () => buildValueFor(name, context, rightKey))
+}
+
+function buildValueFor(name: string, context: 'header' | 'body', rightKey: string): fc.Arbitrary<Text> {
+  if (rightKey) return fc.oneof(w(3, RIGHT[rightKey]!), w(1, valueFor(name, context)))
   const likely = ({
     draft: fc.oneof(ref('draftComplete', 'draftPartial', 'draftBob'), uuidish),
     draft_uuid: fc.oneof(ref('draftComplete', 'draftPartial', 'draftBob'), uuidish),
@@ -422,7 +468,14 @@ function bodyFor(route: RouteInfo): fc.Arbitrary<Body> {
 const OTHER_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
 const QUERY_NAMES = ['next', 'page', 'per_page', 'q', 'tag', 'category', 'draft', 'download']
 
+const cases = new WeakMap<RouteInfo[], Map<string, fc.Arbitrary<FuzzCase>>>()
 function caseFor(routes: RouteInfo[], index: number): fc.Arbitrary<FuzzCase> {
+  let byIndex = cases.get(routes)
+  if (byIndex === undefined) cases.set(routes, (byIndex = new Map()))
+  return cached(byIndex, String(index), () => buildCaseFor(routes, index))
+}
+
+function buildCaseFor(routes: RouteInfo[], index: number): fc.Arbitrary<FuzzCase> {
   const route = routes[index]!
   return fc.record({
     route: fc.constant(index),
@@ -480,8 +533,13 @@ export interface RenderedRequest {
   remoteAddress: string
 }
 
+/** A UTF-16 surrogate without its other half: where WTF-8 and the encoders of the platform part ways. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+
 /** UTF-8, except that a lone surrogate is encoded as its three bytes (WTF-8), as a careless client would. */
 export function wtf8(s: string): Buffer {
+  // Without a lone surrogate WTF-8 is UTF-8: the platform's encoder, not a byte at a time (texts run to 300,000 characters).
+  if (!LONE_SURROGATE.test(s)) return Buffer.from(s, 'utf8')
   const bytes: number[] = []
   for (let i = 0; i < s.length; i++) {
     let cp = s.charCodeAt(i)
@@ -500,12 +558,17 @@ export function wtf8(s: string): Buffer {
   return Buffer.from(bytes)
 }
 
+/** Each byte as it goes in a URL: the unreserved characters of RFC 3986 as they are, any other as %XX. */
+const PERCENT = Array.from({ length: 256 }, (_, byte) => {
+  const c = String.fromCharCode(byte)
+  return /[A-Za-z0-9\-._~]/.test(c) ? c : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`
+})
+
 function percentEncode(s: string): string {
+  // encodeURIComponent escapes the same bytes the same way, but for !'()* (and throws on a lone surrogate).
+  if (!LONE_SURROGATE.test(s)) return encodeURIComponent(s).replace(/[!'()*]/g, (c) => PERCENT[c.charCodeAt(0)]!)
   let out = ''
-  for (const byte of wtf8(s)) {
-    const c = String.fromCharCode(byte)
-    out += /[A-Za-z0-9\-._~]/.test(c) ? c : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`
-  }
+  for (const byte of wtf8(s)) out += PERCENT[byte]!
   return out
 }
 
@@ -597,8 +660,9 @@ function renderMultipart(spec: MultipartSpec, ctx: RenderContext): { payload: Bu
   if (spec.ending === 'close') chunks.push(Buffer.from(`--${boundary}--${eol}`))
   if (spec.ending === 'garbage') chunks.push(Buffer.from(`--${boundary}-${eol}trailing`))
   if (spec.ending === 'early') chunks.unshift(Buffer.from(`--${boundary}--${eol}`))
-  let payload = Buffer.concat(chunks)
-  if (spec.cut !== undefined) payload = payload.subarray(0, Math.floor(payload.length * spec.cut))
+  // A cut body is copied only as far as it goes (the 6 MiB blob need not be copied whole to send a tenth of it).
+  const length = chunks.reduce((sum, chunk) => sum + chunk.length, 0)
+  const payload = Buffer.concat(chunks, spec.cut === undefined ? length : Math.floor(length * spec.cut))
   const contentType = {
     same: `multipart/form-data; boundary=${boundary}`,
     quoted: `multipart/form-data; boundary="${boundary}"`,

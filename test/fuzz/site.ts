@@ -85,6 +85,9 @@ function ownRedis(): boolean {
 }
 
 export async function startFuzzSite(): Promise<FuzzSite> {
+  // The archives are zipped (on libuv's threads) while the site starts: neither waits for the other.
+  const blobs = makeBlobs()
+  blobs.catch(() => {})
   const redis: RedisServer | undefined = ownRedis() ? await startRedis() : undefined
   const log = new LogCapture()
   let site: TestSite
@@ -100,22 +103,25 @@ export async function startFuzzSite(): Promise<FuzzSite> {
   const backend = [onPostgres ? 'PostgreSQL' : 'SQLite', s3Selected() ? 'S3' : 'disk', ...(site.config.redisUrl ? ['Redis'] : [])].join(' + ')
 
   try {
-    return await seed(site, log, backend)
+    return await seed(site, log, backend, await blobs)
   } catch (error) {
     await site.close()
     throw error
   }
 }
 
-async function seed(site: TestSite, log: LogCapture, backend: string): Promise<FuzzSite> {
-  const { app } = site
-  await seedTags(site)
-  const alice = await site.user('alice')
-  const bob = await site.user('bob')
-  const staff = await site.user('root', { staff: true })
-  const spare = await createApiToken(app.db, 'alice', 'spare')
-  const bobSpare = await createApiToken(app.db, 'bob', 'spare')
-
+/** The bodies cases upload (by name), and the second version's archive the seed publishes. */
+async function makeBlobs(): Promise<{ blobs: Record<BlobName, Buffer>; secondVersion: Buffer }> {
+  const [zipBlob, zipNoMeta, zipBadMeta, zipOddFormat, zipNested, zipManyEntries, bigHead, secondVersion] = await Promise.all([
+    datapack(48),
+    zip({ 'assets/minecraft/textures/block/stone.png': png() }),
+    zip({ 'pack.mcmeta': '{"pack": {"pack_format": "forty", ' }),
+    zip({ 'pack.mcmeta': JSON.stringify({ pack: { pack_format: 1e300, min_format: [-1, 'x'], max_format: { a: 1 } } }) }),
+    zip({ 'inner/pack.mcmeta': JSON.stringify({ pack: { pack_format: 5 } }), [`${'deep/'.repeat(60)}x.txt`]: 'x', 'PACK.MCMETA': '{}' }),
+    zip(Object.fromEntries(Array.from({ length: 400 }, (_, i) => [`data/x/f${i}.mcfunction`, 'say hi']))),
+    datapack(48),
+    datapack(57),
+  ])
   const blobs: Record<BlobName, Buffer> = {
     png: png(2, 2),
     jpeg: jpeg(),
@@ -123,18 +129,29 @@ async function seed(site: TestSite, log: LogCapture, backend: string): Promise<F
     webp: webp(),
     mp4: mp4(),
     webm: webm(),
-    zip: await datapack(48),
-    zipNoMeta: await zip({ 'assets/minecraft/textures/block/stone.png': png() }),
-    zipBadMeta: await zip({ 'pack.mcmeta': '{"pack": {"pack_format": "forty", ' }),
-    zipOddFormat: await zip({ 'pack.mcmeta': JSON.stringify({ pack: { pack_format: 1e300, min_format: [-1, 'x'], max_format: { a: 1 } } }) }),
-    zipNested: await zip({ 'inner/pack.mcmeta': JSON.stringify({ pack: { pack_format: 5 } }), [`${'deep/'.repeat(60)}x.txt`]: 'x', 'PACK.MCMETA': '{}' }),
-    zipManyEntries: await zip(Object.fromEntries(Array.from({ length: 400 }, (_, i) => [`data/x/f${i}.mcfunction`, 'say hi']))),
+    zip: zipBlob,
+    zipNoMeta,
+    zipBadMeta,
+    zipOddFormat,
+    zipNested,
+    zipManyEntries,
     notZip: Buffer.from('PK\u0003\u0004 this is not really a zip archive'),
     text: Buffer.from('just some text\n'),
     empty: Buffer.alloc(0),
     // Above S3's 5 MiB part size, so an upload of it takes the multipart path of the object store.
-    big: Buffer.concat([await datapack(48), Buffer.alloc(6 * 1024 * 1024, 7)]),
+    big: Buffer.concat([bigHead, Buffer.alloc(6 * 1024 * 1024, 7)]),
   }
+  return { blobs, secondVersion }
+}
+
+async function seed(site: TestSite, log: LogCapture, backend: string, { blobs, secondVersion }: Awaited<ReturnType<typeof makeBlobs>>): Promise<FuzzSite> {
+  const { app } = site
+  await seedTags(site)
+  const alice = await site.user('alice')
+  const bob = await site.user('bob')
+  const staff = await site.user('root', { staff: true })
+  const spare = await createApiToken(app.db, 'alice', 'spare')
+  const bobSpare = await createApiToken(app.db, 'bob', 'spare')
 
   // A published pack with a thumbnail, gallery and two versions; another user's pack beside it.
   const pack = await publishPack(site, alice, { title: 'Fuzz Pack', summary: 'seeded', tags: ['Medieval'], category: 'theme' }, { thumbnail: true })
@@ -146,7 +163,7 @@ async function seed(site: TestSite, log: LogCapture, backend: string): Promise<F
   const published = await app.inject({ method: 'POST', url: '/api/draft/publish/', headers: alice.headers, payload: { draft: withMedia } })
   assert.equal(published.statusCode, 201, published.body)
   const gallery = published.json() as { media: { url: string }[] }
-  const form = multipart([{ name: 'version_name', value: '1.1.0' }, { name: 'file', value: await datapack(57), filename: 'v2.zip' }])
+  const form = multipart([{ name: 'version_name', value: '1.1.0' }, { name: 'file', value: secondVersion, filename: 'v2.zip' }])
   const second = await app.inject({
     method: 'POST', url: `/api/packs/alice/${pack.pack_id}/versions/`, headers: { ...alice.headers, ...form.headers }, payload: form.payload,
   })
@@ -211,22 +228,30 @@ async function seed(site: TestSite, log: LogCapture, backend: string): Promise<F
     users: { alice, bob, staff },
     sessions,
     async repair(changedPassword) {
+      // What is still there, asked all at once: the two sessions, the drafts and the uploads later cases name.
+      const tokenHash = (session: Session) => createHash('sha256').update(session.token).digest('hex')
+      const [liveSessions, present] = await Promise.all([
+        app.db.selectFrom('sessions').select('token_hash')
+          .where('token_hash', 'in', [tokenHash(fz.sessions.alice), tokenHash(fz.sessions.staff)]).execute(),
+        existing(fz),
+      ])
+      const alive = new Set(liveSessions.map((row) => row.token_hash))
       for (const [name, username] of [['alice', 'alice'], ['staff', 'root']] as const) {
-        const alive = await app.db.selectFrom('sessions').select('id')
-          .where('token_hash', '=', createHash('sha256').update(fz.sessions[name].token).digest('hex')).executeTakeFirst()
-        if (!alive) fz.sessions[name] = await newSession(app, username)
+        if (!alive.has(tokenHash(fz.sessions[name]))) fz.sessions[name] = await newSession(app, username)
       }
       fz.refs.csrfAlice = fz.sessions.alice.csrf
       if (changedPassword) {
         // A case may have changed a password through the settings form: the fixture's must keep working.
-        await setPassword(app.db, app.passwords, 'alice', alice.password)
-        await setPassword(app.db, app.passwords, 'root', staff.password)
+        await Promise.all([
+          setPassword(app.db, app.passwords, 'alice', alice.password),
+          setPassword(app.db, app.passwords, 'root', staff.password),
+        ])
       }
-      await replenish(fz)
+      await replenish(fz, present)
     },
     close: () => site.close(),
   }
-  await replenish(fz)
+  await replenish(fz, await existing(fz))
   log.take()
   return fz
 }
@@ -237,9 +262,18 @@ async function newSession(app: App, username: string): Promise<Session> {
   return { token, csrf: csrfTokenFor(app.gate.siteSecret, token) }
 }
 
-async function exists(app: App, table: 'drafts' | 'uploads', id: string): Promise<boolean> {
-  if (!id) return false
-  return (await app.db.selectFrom(table).select('id').where('id', '=', id).executeTakeFirst()) !== undefined
+/** Which of the drafts and uploads that replenish() keeps are still there: two queries, side by side. */
+async function existing(fz: FuzzSite): Promise<Set<string>> {
+  const { refs } = fz
+  const ids = async (table: 'drafts' | 'uploads', wanted: string[]) => {
+    const named = wanted.filter((id) => id !== '')
+    return named.length === 0 ? [] : await fz.app.db.selectFrom(table).select('id').where('id', 'in', named).execute()
+  }
+  const found = await Promise.all([
+    ids('drafts', [refs.draftComplete, refs.draftPartial, refs.draftBob]),
+    ids('uploads', [refs.uploadInDraft, refs.uploadBob, refs.uploadPending]),
+  ])
+  return new Set(found.flat().map((row) => row.id))
 }
 
 /**
@@ -247,30 +281,31 @@ async function exists(app: App, table: 'drafts' | 'uploads', id: string): Promis
  * bob's, and a pending upload outside any draft, so cases that publish or
  * delete them keep finding fresh ones (and publishing keeps moving files).
  */
-async function replenish(fz: FuzzSite): Promise<void> {
-  const { app } = fz
+async function replenish(fz: FuzzSite, present: Set<string>): Promise<void> {
   const site = fz.site
   const { alice, bob } = fz.users
-  if (!(await exists(app, 'drafts', fz.refs.draftComplete))) {
+  // Nothing below removes a draft or an upload, so what was there when `present` was read still is.
+  const exists = (id: string) => id !== '' && present.has(id)
+  if (!exists(fz.refs.draftComplete)) {
     const draft = randomUUID()
     await saveDraft(site, alice, draft, { title: `Fuzz ${draft.slice(0, 8)}`, version_name: '1.0.0', tags: ['Space'], category: 'kind' })
     await upload(site, alice, 'version', fz.blobs.zip, { draft })
     await upload(site, alice, 'thumbnail', fz.blobs.png, { draft })
     fz.refs.draftComplete = draft
   }
-  if (!(await exists(app, 'drafts', fz.refs.draftPartial)) || !(await exists(app, 'uploads', fz.refs.uploadInDraft))) {
-    const draft = (await exists(app, 'drafts', fz.refs.draftPartial)) ? fz.refs.draftPartial : randomUUID()
+  if (!exists(fz.refs.draftPartial) || !exists(fz.refs.uploadInDraft)) {
+    const draft = exists(fz.refs.draftPartial) ? fz.refs.draftPartial : randomUUID()
     if (draft !== fz.refs.draftPartial) await saveDraft(site, alice, draft, { summary: 'no title yet' })
     fz.refs.uploadInDraft = (await upload(site, alice, 'media', fz.blobs.gif, { draft })).uuid
     fz.refs.draftPartial = draft
   }
-  if (!(await exists(app, 'drafts', fz.refs.draftBob)) || !(await exists(app, 'uploads', fz.refs.uploadBob))) {
+  if (!exists(fz.refs.draftBob) || !exists(fz.refs.uploadBob)) {
     const draft = randomUUID()
     await saveDraft(site, bob, draft, { title: 'Bob Draft' })
     fz.refs.uploadBob = (await upload(site, bob, 'thumbnail', fz.blobs.png, { draft })).uuid
     fz.refs.draftBob = draft
   }
-  if (!(await exists(app, 'uploads', fz.refs.uploadPending))) {
+  if (!exists(fz.refs.uploadPending)) {
     const pending = await upload(site, alice, 'thumbnail', fz.blobs.webp)
     fz.refs.uploadPending = pending.uuid
     fz.refs.filePending = pending.fileId
