@@ -74,8 +74,11 @@ describe('packs CLI', () => {
   })
 
   test('help lists every command and exits 0 (`npx packs` with no arguments: a real process)', async () => {
-    const runs = [ok(await packs(dataDir, [], {}, { process: true }))]
+    // The process starts while the same help is asked of main() in this one (neither touches the site).
+    const spawned = packs(dataDir, [], {}, { process: true })
+    const runs: CliResult[] = []
     for (const args of [['help'], ['--help']]) runs.push(ok(await packs(dataDir, args)))
+    runs.unshift(ok(await spawned))
     for (const [index, run] of runs.entries()) {
       for (const command of ['user create', 'user set-staff', 'token create', 'category create', 'tag create', 'master-password set', 'export', 'import', 'doctor']) {
         assert.ok(run.stdout.includes(`packs ${command}`), `help #${index} mentions ${command}`)
@@ -179,7 +182,8 @@ describe('packs CLI', () => {
   })
 
   test('usage errors: exit 2 with usage on stderr', async () => {
-    usageError(await packs(dataDir, ['frobnicate'], {}, { process: true }), /unknown command/)
+    // Refused before the site is opened: the process runs while the cases run here.
+    const spawned = packs(dataDir, ['frobnicate'], {}, { process: true })
     const cases: [string[], RegExp][] = [
       [['frobnicate'], /unknown command/],
       [['user', 'delete', 'alice'], /unknown command/],
@@ -197,6 +201,7 @@ describe('packs CLI', () => {
       usageError(run, pattern)
       assert.equal(run.stdout, '')
     }
+    usageError(await spawned, /unknown command/)
   })
 
   test('master-password set replaces the gate password', async () => {
@@ -233,12 +238,13 @@ describe('packs CLI', () => {
 
   test('a bad configuration is one line and exit 1', async () => {
     // In a real process, as a shell script sees it: exit 1 and one line, not a stack from module loading.
-    refused(await packs(dataDir, ['user', 'create', 'frank', '--password', 'frank-password'], { DATABASE_URL: 'mysql://nope' }, { process: true }), /DATABASE_URL/)
+    const spawned = packs(dataDir, ['user', 'create', 'frank', '--password', 'frank-password'], { DATABASE_URL: 'mysql://nope' }, { process: true })
     // Nothing listens on port 1: the refused connection is reported, not a stack.
     refused(
       await packs(dataDir, ['user', 'create', 'frank', '--password', 'frank-password'], { DATABASE_URL: 'postgres://packs@127.0.0.1:1/packs' }),
       /configuration error: DATABASE_URL: cannot connect to the PostgreSQL database: .*ECONNREFUSED/,
     )
+    refused(await spawned, /DATABASE_URL/)
   })
 })
 

@@ -17,7 +17,7 @@ import path from 'node:path'
 import { randomUUID } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
 import type { Readable } from 'node:stream'
-import S3rver from 's3rver'
+import type S3rver from 's3rver'
 import {
   CreateBucketCommand,
   ListMultipartUploadsCommand,
@@ -73,7 +73,9 @@ export function s3Server(options: S3ServerOptions = {}): Promise<Running> {
 async function start(options: { stock: boolean; port: number; directory: string }): Promise<Running> {
   useS3Credentials()
   const { directory } = options
-  const server = new S3rver({ address: '127.0.0.1', port: options.port, silent: true, directory })
+  // Loaded here, not at the top: most processes that import this helper (every sqlite one) never start a server.
+  const { default: S3rverServer } = await import('s3rver')
+  const server = new S3rverServer({ address: '127.0.0.1', port: options.port, silent: true, directory })
   if (!options.stock) {
     addMultipartBookkeeping(server, directory)
     fixFirstByteRange(server)

@@ -17,7 +17,7 @@ import type { App } from '../../src/http/types.js'
 import { MASTER_PASSWORD, expectError, makeSite, type TestSite, type TestUser } from '../helpers/app.js'
 import { createTestDatabase } from '../helpers/database.js'
 import { publishPack } from '../helpers/packs.js'
-import { redisSkip, startRedis, type RedisServer } from '../helpers/redis.js'
+import { redisSkip, startRedis, TEST_REDIS_URL, type RedisServer } from '../helpers/redis.js'
 
 const LIMIT = 5
 const UPDATE_CHECK = '/api/packs/alice/limits-pack/latest'
@@ -52,13 +52,16 @@ for (const backend of ['memory', 'redis'] as const) {
       app.inject({ method: 'POST', url: '/login/', remoteAddress, headers: { 'x-master-password': password }, payload: { username, password: candidate } })
 
     before(async () => {
-      if (backend === 'redis') redis = await startRedis()
+      // Where the run shares a redis-server (the scaled combination), the site takes a database of it (makeSite);
+      // else a server of this file's own.
+      if (backend === 'redis' && !TEST_REDIS_URL) redis = await startRedis()
       // The gate password stored as a scrypt hash (no PACKS_MASTER_PASSWORD): its first checks cost a scrypt each.
       site = await makeSite({
         PACKS_MASTER_PASSWORD: '', PACKS_AUTH_FAILURE_LIMIT: String(LIMIT), PACKS_AUTH_FAILURE_WINDOW: '1h',
         // '' keeps the memory limiter even where the fixture would give the site a Redis of its own.
-        REDIS_URL: redis ? redis.url : '',
+        ...(backend === 'memory' ? { REDIS_URL: '' } : redis ? { REDIS_URL: redis.url } : {}),
       })
+      assert.equal(site.config.redisUrl === null, backend === 'memory', `the ${backend} limiter`)
       app = site.app
       password = app.generatedMasterPassword!
       alice = await site.user('alice')
@@ -180,8 +183,12 @@ describe('password hashing is capped', () => {
   let site: TestSite
   let alice: TestUser
   before(async () => {
-    // The production cost, not the tests' cheap one: a flood must still be arriving while the first hashes run.
-    site = await makeSite({ PACKS_AUTH_FAILURE_LIMIT: String(LIMIT), PACKS_PASSWORD_HASH_COST: String(DEFAULT_PASSWORD_HASH_COST) })
+    // Far above the tests' cheap cost, so a flood is still arriving while the first hashes run: measured under a
+    // load of 15 on two cores, a flood's 60 requests had all arrived within 0.25 s, while the first of its nine
+    // 2^14 hashes finished after 0.3 s and the last after 1.6 s or more (about 50 ms of CPU each). Half the
+    // production cost (DEFAULT_PASSWORD_HASH_COST, about 130 ms each): that holds as well, and cost the three
+    // floods twice the CPU.
+    site = await makeSite({ PACKS_AUTH_FAILURE_LIMIT: String(LIMIT), PACKS_PASSWORD_HASH_COST: String(DEFAULT_PASSWORD_HASH_COST / 2) })
     alice = await site.user('alice')
   })
   after(() => site.close())
@@ -242,7 +249,7 @@ describe('client addresses behind a reverse proxy', () => {
   /** The app with its log captured, on a fresh database (PostgreSQL when the suite runs there). */
   async function siteWithLog(env: Record<string, string>): Promise<{ app: App; warnings: () => string[]; close(): Promise<void> }> {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'packs-limits-'))
-    const database = await createTestDatabase()
+    const database = await createTestDatabase({ migrated: true })
     const lines: string[] = []
     const stream = new Writable({ write(chunk, _encoding, callback) { lines.push(...String(chunk).split('\n').filter(Boolean)); callback() } })
     const config = loadConfig({

@@ -13,11 +13,15 @@ function cookiesOf(res: LightMyRequestResponse): Record<string, string> {
   return Object.fromEntries(res.cookies.map((c) => [c.name, c.value]))
 }
 
-describe('gate', () => {
-  let site: TestSite
-  before(async () => { site = await makeSite() })
-  after(() => site.close())
+// One site with the default settings for the gate, tokens and sessions: each works with its own user, and none
+// comes near the default failure limit (10 per address), so they cannot disturb each other. The limits, the
+// generated password and the password checks have sites of their own.
+let site: TestSite
+let alice: TestUser
+before(async () => ({ site, alice } = await siteWith({ users: ['alice'] })))
+after(() => site.close())
 
+describe('gate', () => {
   test('/healthz is outside the gate', async () => {
     const res = await site.app.inject({ url: '/healthz' })
     assert.equal(res.statusCode, 200)
@@ -81,11 +85,6 @@ describe('gate', () => {
 })
 
 describe('bearer tokens', () => {
-  let site: TestSite
-  let alice: TestUser
-  before(async () => ({ site, alice } = await siteWith({ users: ['alice'] })))
-  after(() => site.close())
-
   test('a valid token passes the gate by itself and identifies the user', async () => {
     const res = await site.app.inject({ url: '/api/me/', headers: alice.headers })
     assert.equal(res.statusCode, 200)
@@ -146,11 +145,9 @@ describe('bearer tokens', () => {
 })
 
 describe('sessions and CSRF', () => {
-  let site: TestSite
+  // Made here, after the token tests, which look at every token the site has.
   let carol: TestUser
-  before(async () => ({ site, carol } = await siteWith({ users: ['carol'] })))
-  after(() => site.close())
-
+  before(async () => { carol = await site.user('carol') })
   async function signIn(): Promise<{ session: string; csrf: string }> {
     const res = await site.app.inject({
       method: 'POST', url: '/login/', headers: site.gate, payload: { username: 'carol', password: carol.password },
@@ -284,6 +281,7 @@ describe('generated master password', () => {
 })
 
 describe('password checks', () => {
+  // A site of its own: the first unknown name it is ever asked about is one this test asks about.
   let site: TestSite
   before(async () => { site = await makeSite() })
   after(() => site.close())

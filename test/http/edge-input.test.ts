@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto'
 import type { LightMyRequestResponse } from 'fastify'
 import { MAX_JSON_DEPTH } from '../../src/http/json-body.js'
 import { MAX_PAGE } from '../../src/api/packs.js'
-import { expectError, makeSite, MASTER_PASSWORD, siteWith, storedFiles, type TestSite, type TestUser } from '../helpers/app.js'
+import { expectError, MASTER_PASSWORD, siteWith, storedFiles, type SiteWith, type TestSite, type TestUser } from '../helpers/app.js'
 import { datapack, multipart, png } from '../helpers/fixtures.js'
 import { publishPack, type PackJson } from '../helpers/packs.js'
 
@@ -37,11 +37,17 @@ const HOSTILE_NEXT: string[] = [
   '/\u0000/evil.example', '/x\u007f', `/${'a'.repeat(100_000)}`, `/${'/'.repeat(5000)}evil.example`, '', 'evil.example',
 ]
 
+// One site for the whole file, a user of its own for each part. Nothing here is refused as a wrong password
+// (no failure limit comes near), and the one count asserted, the packs listed in 'page numbers out of range',
+// is taken before the parts after it publish packs of their own.
+let shared: SiteWith<'nextuser' | 'deep' | 'pager' | 'numbers' | 'bounds' | 'nul'>
+before(async () => { shared = await siteWith({ users: ['nextuser', 'deep', 'pager', 'numbers', 'bounds', 'nul'] }) })
+after(() => shared?.site.close())
+
 describe('next after the gate, sign-in and sign-up stays on the site', () => {
   let site: TestSite
   let user: TestUser
-  before(async () => ({ site, nextuser: user } = await siteWith({ users: ['nextuser'] })))
-  after(() => site.close())
+  before(() => ({ site, nextuser: user } = shared))
 
   const post = (url: string, fields: Record<string, string>) =>
     site.app.inject({ method: 'POST', url, headers: { ...site.gate, ...FORM }, payload: new URLSearchParams(fields).toString() })
@@ -103,8 +109,7 @@ describe('next after the gate, sign-in and sign-up stays on the site', () => {
 describe('JSON nesting depth', () => {
   let site: TestSite
   let user: TestUser
-  before(async () => ({ site, deep: user } = await siteWith({ users: ['deep'] })))
-  after(() => site.close())
+  before(() => ({ site, deep: user } = shared))
 
   const postRaw = (payload: string, headers: Record<string, string> = {}) =>
     site.app.inject({ method: 'POST', url: '/api/draft/', headers: { ...user.headers, 'content-type': 'application/json', ...headers }, payload })
@@ -167,10 +172,10 @@ describe('JSON nesting depth', () => {
 describe('page numbers out of range', () => {
   let site: TestSite
   before(async () => {
-    site = await makeSite()
-    await publishPack(site, await site.user('pager'))
+    site = shared.site
+    // The site's only pack so far.
+    await publishPack(site, shared.pager)
   })
-  after(() => site.close())
 
   // "Infinity" passed the validator (its coercion makes a number its range checks skip); "0x10" and " 5" were read as numbers.
   const BAD = ['1e300', '-1', '0', '1.5', '99999999999999999999', 'NaN', '', 'Infinity', '-Infinity', String(MAX_PAGE + 1), '0x10', '1,2', ' ', ' 5', '1e2']
@@ -201,22 +206,17 @@ describe('page numbers out of range', () => {
 })
 
 test('a number sent as text in a JSON body is held to decimal digits too', async () => {
-  const site = await makeSite()
-  try {
-    const user = await site.user('numbers')
-    // Tokens are made from a browser session, with its CSRF token.
-    const login = await site.app.inject({ method: 'POST', url: '/login/', headers: site.gate, payload: { username: user.username, password: user.password } })
-    const session = login.cookies.find((c) => c.name === 'packs_session')!.value
-    const headers = { ...site.gate, cookie: `packs_session=${session}`, 'x-csrf-token': (login.json() as { csrf_token: string }).csrf_token }
-    for (const days of ['Infinity', '0x10', ' 5', '1e1']) {
-      const res = await site.app.inject({ method: 'POST', url: '/api/tokens/', headers, payload: { name: 'x', expires_in_days: days } })
-      expectError(res, 400, /"expires_in_days" must be a whole number in decimal digits/)
-    }
-    const ok = await site.app.inject({ method: 'POST', url: '/api/tokens/', headers, payload: { name: 'x', expires_in_days: '5' } })
-    assert.equal(ok.statusCode, 201, ok.body)
-  } finally {
-    await site.close()
+  const { site, numbers: user } = shared
+  // Tokens are made from a browser session, with its CSRF token.
+  const login = await site.app.inject({ method: 'POST', url: '/login/', headers: site.gate, payload: { username: user.username, password: user.password } })
+  const session = login.cookies.find((c) => c.name === 'packs_session')!.value
+  const headers = { ...site.gate, cookie: `packs_session=${session}`, 'x-csrf-token': (login.json() as { csrf_token: string }).csrf_token }
+  for (const days of ['Infinity', '0x10', ' 5', '1e1']) {
+    const res = await site.app.inject({ method: 'POST', url: '/api/tokens/', headers, payload: { name: 'x', expires_in_days: days } })
+    expectError(res, 400, /"expires_in_days" must be a whole number in decimal digits/)
   }
+  const ok = await site.app.inject({ method: 'POST', url: '/api/tokens/', headers, payload: { name: 'x', expires_in_days: '5' } })
+  assert.equal(ok.statusCode, 201, ok.body)
 })
 
 describe('multipart boundaries', () => {
@@ -224,10 +224,9 @@ describe('multipart boundaries', () => {
   let user: TestUser
   let pack: PackJson
   before(async () => {
-    ;({ site, bounds: user } = await siteWith({ users: ['bounds'] }))
+    ;({ site, bounds: user } = shared)
     pack = await publishPack(site, user)
   })
-  after(() => site.close())
 
   const uploadWith = (contentType: string, payload: Buffer) =>
     site.app.inject({ method: 'POST', url: '/api/uploads/', headers: { ...user.headers, 'content-type': contentType }, payload })
@@ -315,10 +314,9 @@ describe('NUL and unpaired surrogates in text input', () => {
   let user: TestUser
   let pack: PackJson
   before(async () => {
-    ;({ site, nul: user } = await siteWith({ users: ['nul'] }))
+    ;({ site, nul: user } = shared)
     pack = await publishPack(site, user)
   })
-  after(() => site.close())
 
   test('query parameters: 400 naming the parameter, on every text query', async () => {
     for (const url of [

@@ -8,12 +8,20 @@ import { pathOf, publishPack, seedTags, type PackJson } from '../helpers/packs.j
 let site: TestSite
 let alice: TestUser
 let bob: TestUser
+/** A public origin and a small version limit, for one test each (their users and packs are their own). */
+let configured: TestSite
 
 before(async () => {
-  ;({ site, alice, bob } = await siteWith({ users: ['alice', 'bob'] }))
+  ;[{ site, alice, bob }, configured] = await Promise.all([
+    siteWith({ users: ['alice', 'bob'] }),
+    makeSite({ PACKS_BASE_URL: 'https://packs.example.org/', PACKS_MAX_VERSION_SIZE: '2KiB' }),
+  ])
   await seedTags(site)
 })
-after(() => site.close())
+after(async () => {
+  await site?.close()
+  await configured?.close()
+})
 
 interface Latest {
   namespace: string
@@ -144,15 +152,11 @@ describe('GET /api/packs/{namespace}/{pack_id}/latest', () => {
 
 describe('download_url with PACKS_BASE_URL', () => {
   test('uses the configured public origin', async () => {
-    const other = await makeSite({ PACKS_BASE_URL: 'https://packs.example.org/' })
-    try {
-      const dave = await other.user('dave')
-      await publishPack(other, dave, { title: 'Based' })
-      const body = (await other.app.inject({ url: '/api/packs/dave/based/latest', headers: other.gate })).json() as Latest
-      assert.match(body.download_url, /^https:\/\/packs\.example\.org\/api\/files\/[0-9a-f-]{36}\/\?download=1$/)
-    } finally {
-      await other.close()
-    }
+    const other = configured
+    const dave = await other.user('dave')
+    await publishPack(other, dave, { title: 'Based' })
+    const body = (await other.app.inject({ url: '/api/packs/dave/based/latest', headers: other.gate })).json() as Latest
+    assert.match(body.download_url, /^https:\/\/packs\.example\.org\/api\/files\/[0-9a-f-]{36}\/\?download=1$/)
   })
 })
 
@@ -270,18 +274,14 @@ describe('POST /api/packs/{namespace}/{pack_id}/versions/', () => {
   })
 
   test('an archive over the version limit is 413 and nothing is kept', async () => {
-    const small = await makeSite({ PACKS_MAX_VERSION_SIZE: '2KiB' })
-    try {
-      const erin = await small.user('erin')
-      await publishPack(small, erin, { title: 'Tiny' }, { archive: await datapack(48) })
-      const files = await storedFiles(small)
-      const big = await zip({ 'pack.mcmeta': '{}', 'noise.bin': randomBytes(8192) })
-      assert.ok(big.length > 2048)
-      expectError(await addVersion(erin, 'erin', 'tiny', [{ name: 'version_name', value: 'big' }, filePart(big)], small), 413)
-      assert.deepEqual(await storedFiles(small), files)
-    } finally {
-      await small.close()
-    }
+    const small = configured
+    const erin = await small.user('erin')
+    await publishPack(small, erin, { title: 'Tiny' }, { archive: await datapack(48) })
+    const files = await storedFiles(small)
+    const big = await zip({ 'pack.mcmeta': '{}', 'noise.bin': randomBytes(8192) })
+    assert.ok(big.length > 2048)
+    expectError(await addVersion(erin, 'erin', 'tiny', [{ name: 'version_name', value: 'big' }, filePart(big)], small), 413)
+    assert.deepEqual(await storedFiles(small), files)
   })
 })
 

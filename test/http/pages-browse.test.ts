@@ -1,12 +1,13 @@
 // The browse (home) page through app.inject: order, pagination, search and
 // filters, chips, empty states, bad input, the gate, CSP and escaping.
 import assert from 'node:assert/strict'
+import { randomUUID } from 'node:crypto'
 import { setTimeout as delay } from 'node:timers/promises'
 import { after, before, describe, test } from 'node:test'
 import { makeSite, siteWith, type TestSite, type TestUser } from '../helpers/app.js'
 import { datapack, multipart } from '../helpers/fixtures.js'
 import { createTag } from '../../src/packs/tags.js'
-import { publishPack, seedTags, type PackJson } from '../helpers/packs.js'
+import { publishPack, saveDraft, seedTags, upload, type PackJson } from '../helpers/packs.js'
 
 const HTML = { accept: 'text/html,application/xhtml+xml' }
 
@@ -223,8 +224,21 @@ describe('browse page: pagination', () => {
   before(async () => {
     site = await makeSite()
     const carol = await site.user('carol')
-    for (let i = 1; i <= 25; i++) await publishInOrder(site, carol, { title: `Bulk ${String(i).padStart(2, '0')}` })
-    await publishInOrder(site, carol, { title: 'Other' })
+    const titles = [...Array.from({ length: 25 }, (_, i) => `Bulk ${String(i + 1).padStart(2, '0')}`), 'Other']
+    // As publishPack makes them, but the drafts and their version uploads all at once (their order decides
+    // nothing), then the publications one by one, in order, each after a pause: publishing sets updated_at.
+    const archive = await datapack(48)
+    const drafts = await Promise.all(titles.map(async (title) => {
+      const draft = randomUUID()
+      await saveDraft(site, carol, draft, { title, version_name: '1.0.0' })
+      await upload(site, carol, 'version', archive, { draft })
+      return draft
+    }))
+    for (const draft of drafts) {
+      await delay(3)
+      const res = await site.app.inject({ method: 'POST', url: '/api/draft/publish/', headers: carol.headers, payload: { draft } })
+      assert.equal(res.statusCode, 201, res.body)
+    }
   })
   after(() => site.close())
 

@@ -9,7 +9,7 @@ import { Transform, pipeline, type Readable } from 'node:stream'
 import { after, before, describe, test } from 'node:test'
 import { ConfigError, loadConfig } from '../../src/config/index.js'
 import { pendingUsage } from '../../src/uploads/repository.js'
-import { expectError, siteWith, storedFiles, type TestSite, type TestUser } from '../helpers/app.js'
+import { expectError, siteWith, storedFiles, type SiteWith, type TestSite, type TestUser } from '../helpers/app.js'
 import { multipart, png, type Part } from '../helpers/fixtures.js'
 
 const KiB = 1024
@@ -43,6 +43,22 @@ async function kept(site: TestSite) {
   return { files: await storedFiles(site), fileRows: await rowCount(site, 'files'), uploadRows: await rowCount(site, 'uploads'), drafts: await rowCount(site, 'drafts') }
 }
 
+// Two sites for the file, made at once: small byte limits, and small counts. Quotas are per user and each
+// describe works as users of its own, so none can use up another's; what a describe compares (rows, stored
+// objects) it compares before and after its own requests, and the describes run one after another.
+let small: SiteWith<'alice' | 'bob' | 'carol' | 'dave'>
+let counted: SiteWith<'alice' | 'bob' | 'erin'>
+before(async () => {
+  ;[small, counted] = await Promise.all([
+    siteWith({ env: SMALL, users: ['alice', 'bob', 'carol', 'dave'] }),
+    siteWith({ env: { PACKS_MAX_PENDING_UPLOADS: '3', PACKS_MAX_DRAFTS: '2' }, users: ['alice', 'bob', 'erin'] }),
+  ])
+})
+after(async () => {
+  await small?.site.close()
+  await counted?.site.close()
+})
+
 describe('configuration', () => {
   test('defaults: 2 GiB and 500 pending uploads, 100 drafts per user', () => {
     assert.deepEqual(loadConfig({}).userQuotas, { pendingUploadBytes: 2 * 1024 ** 3, pendingUploads: 500, drafts: 100 })
@@ -70,15 +86,14 @@ describe('pending upload bytes', () => {
   let site: TestSite
   let alice: TestUser
   let bob: TestUser
-  before(async () => ({ site, alice, bob } = await siteWith({ env: SMALL, users: ['alice', 'bob'] })))
-  after(() => site.close())
+  before(() => ({ site, alice, bob } = small))
 
   test('uploads fit until the quota is reached; the next one is 413 with a clear detail and nothing kept; deleting makes room', async () => {
     const first = await upload(site, alice, 60 * KiB)
     assert.equal(first.statusCode, 200, first.body)
     const second = await upload(site, alice, 40 * KiB)
     assert.equal(second.statusCode, 200, second.body)
-    assert.deepEqual(await pendingUsage(site.app.db, await userId(site, 'alice')), { uploads: 2, bytes: 100 * KiB })
+    assert.deepEqual(await pendingUsage(site.app.db, await userId(site, alice.username)), { uploads: 2, bytes: 100 * KiB })
 
     const before = await kept(site)
     const detail = expectError(await upload(site, alice, 1 * KiB), 413)
@@ -101,8 +116,7 @@ describe('pending upload bytes', () => {
 describe('a file larger than what the quota still holds', () => {
   let site: TestSite
   let alice: TestUser
-  before(async () => ({ site, alice } = await siteWith({ env: SMALL, users: ['alice'] })))
-  after(() => site.close())
+  before(() => ({ site, carol: alice } = small))
 
   test('is cut off while streaming: storage never receives more than the quota left', async () => {
     assert.equal((await upload(site, alice, 60 * KiB)).statusCode, 200)
@@ -132,25 +146,24 @@ describe('a file larger than what the quota still holds', () => {
 describe('concurrent uploads by one user', () => {
   let site: TestSite
   let alice: TestUser
-  before(async () => ({ site, alice } = await siteWith({ env: SMALL, users: ['alice'] })))
-  after(() => site.close())
+  before(() => ({ site, dave: alice } = small))
 
   test('cannot squeeze past the quota together: exactly as many as fit get in, the rest are 413', async () => {
+    const storedBefore = (await storedFiles(site)).length
     // Each passes the check made before its body is read (nothing is in use yet); only three of 30 KiB fit in 100 KiB.
     const results = await Promise.all(Array.from({ length: 8 }, () => upload(site, alice, 30 * KiB)))
     const statuses = results.map((r) => r.statusCode).sort()
     assert.deepEqual(statuses, [200, 200, 200, 413, 413, 413, 413, 413], results.map((r) => r.body).join('\n'))
     for (const res of results.filter((r) => r.statusCode === 413)) expectError(res, 413, /quota of 100 KiB/)
-    assert.deepEqual(await pendingUsage(site.app.db, await userId(site, 'alice')), { uploads: 3, bytes: 90 * KiB })
-    assert.equal((await storedFiles(site)).length, 3, 'the refused uploads left no bytes')
+    assert.deepEqual(await pendingUsage(site.app.db, await userId(site, alice.username)), { uploads: 3, bytes: 90 * KiB })
+    assert.equal((await storedFiles(site)).length - storedBefore, 3, 'the refused uploads left no bytes')
   })
 })
 
 describe('number of pending uploads', () => {
   let site: TestSite
   let alice: TestUser
-  before(async () => ({ site, alice } = await siteWith({ env: { PACKS_MAX_PENDING_UPLOADS: '3' }, users: ['alice'] })))
-  after(() => site.close())
+  before(() => ({ site, erin: alice } = counted))
 
   test('past the count, 409 before any byte is stored; concurrent ones stop at the count too', async () => {
     const results = await Promise.all(Array.from({ length: 6 }, () => upload(site, alice, 100)))
@@ -165,8 +178,7 @@ describe('number of drafts', () => {
   let site: TestSite
   let alice: TestUser
   let bob: TestUser
-  before(async () => ({ site, alice, bob } = await siteWith({ env: { PACKS_MAX_DRAFTS: '2' }, users: ['alice', 'bob'] })))
-  after(() => site.close())
+  before(() => ({ site, alice, bob } = counted))
 
   test('a new draft past the cap is 409 (autosave and upload alike); existing drafts still save; deleting makes room', async () => {
     const [one, two, three] = [randomUUID(), randomUUID(), randomUUID()]

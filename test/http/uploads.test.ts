@@ -7,7 +7,7 @@ import { findOwnedDraft } from '../../src/drafts/repository.js'
 import { listDraftUploads } from '../../src/uploads/repository.js'
 import { sweepExpired } from '../../src/uploads/pending.js'
 import { StorageUnavailable } from '../../src/errors.js'
-import { expectError, makeSite, siteWith, storedFiles, type TestSite, type TestUser } from '../helpers/app.js'
+import { expectError, makeSite, siteWith, storedFiles, type SiteWith, type TestSite, type TestUser } from '../helpers/app.js'
 import { datapack, gif, jpeg, mp4, multipart, png, webm, webp, zip, type Part } from '../helpers/fixtures.js'
 import { publishPack } from '../helpers/packs.js'
 
@@ -32,7 +32,8 @@ function postRaw(site: TestSite, headers: Record<string, string>, payload: Buffe
 async function kept(site: TestSite) {
   const count = async (table: 'files' | 'uploads') =>
     Number((await site.app.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n)
-  return { files: await storedFiles(site), fileRows: await count('files'), uploadRows: await count('uploads') }
+  const [files, fileRows, uploadRows] = await Promise.all([storedFiles(site), count('files'), count('uploads')])
+  return { files, fileRows, uploadRows }
 }
 
 async function expectRejected(site: TestSite, send: () => Promise<Awaited<ReturnType<typeof post>>>, status: number, detail?: RegExp) {
@@ -351,11 +352,23 @@ describe('POST /api/uploads/', () => {
   })
 })
 
+/**
+ * Small upload limits, a public origin and a two-hour upload lifetime: one site for the limits and the urls
+ * (neither is about the other's settings; what the limits compare, they compare before and after their requests).
+ */
+let configured: SiteWith<'alice'>
+before(async () => {
+  configured = await siteWith({
+    env: { PACKS_MAX_THUMBNAIL_SIZE: '1KiB', PACKS_MAX_MEDIA_SIZE: '2KiB', PACKS_MAX_VERSION_SIZE: '4KiB', PACKS_BASE_URL: 'https://packs.example.org/', PACKS_UPLOAD_TTL: '2h' },
+    users: ['alice'],
+  })
+})
+after(() => configured?.site.close())
+
 describe('upload size limits', () => {
   let site: TestSite
   let alice: TestUser
-  before(async () => ({ site, alice } = await siteWith({ env: { PACKS_MAX_THUMBNAIL_SIZE: '1KiB', PACKS_MAX_MEDIA_SIZE: '2KiB', PACKS_MAX_VERSION_SIZE: '4KiB' }, users: ['alice'] })))
-  after(() => site.close())
+  before(() => ({ site, alice } = configured))
 
   /** A PNG signature followed by padding: detected as PNG, exactly `size` bytes. */
   const pngOfSize = (size: number) => {
@@ -394,20 +407,78 @@ describe('upload size limits', () => {
 
 describe('upload urls and lifetime', () => {
   test('PACKS_BASE_URL makes url absolute, and pending uploads expire after PACKS_UPLOAD_TTL', async () => {
-    const site = await makeSite({ PACKS_BASE_URL: 'https://packs.example.org/', PACKS_UPLOAD_TTL: '2h' })
-    try {
-      const alice = await site.user('alice')
-      const res = await post(site, alice.headers, [file(png(), 'a.png')])
-      const body = res.json() as TempUpload
-      assert.match(body.url, /^https:\/\/packs\.example\.org\/api\/files\/[0-9a-f-]{36}\/$/)
-      const served = await site.app.inject({ method: 'GET', url: new URL(body.url).pathname, headers: site.gate })
-      assert.ok(served.rawPayload.equals(png()))
-      const row = await site.app.db.selectFrom('uploads').selectAll().where('id', '=', body.uuid).executeTakeFirstOrThrow()
-      assert.equal(Date.parse(row.expires_at) - Date.parse(row.created_at), 2 * 3_600_000)
-      assert.match(row.expires_at, /Z$/)
-    } finally {
-      await site.close()
-    }
+    const { site, alice } = configured
+    const res = await post(site, alice.headers, [file(png(), 'a.png')])
+    const body = res.json() as TempUpload
+    assert.match(body.url, /^https:\/\/packs\.example\.org\/api\/files\/[0-9a-f-]{36}\/$/)
+    const served = await site.app.inject({ method: 'GET', url: new URL(body.url).pathname, headers: site.gate })
+    assert.ok(served.rawPayload.equals(png()))
+    const row = await site.app.db.selectFrom('uploads').selectAll().where('id', '=', body.uuid).executeTakeFirstOrThrow()
+    assert.equal(Date.parse(row.expires_at) - Date.parse(row.created_at), 2 * 3_600_000)
+    assert.match(row.expires_at, /Z$/)
+  })
+})
+
+/**
+ * One site for the files whose storage key is not their id, then for deleting uploads: each test of the first
+ * leaves the site without a file or an upload (it checks that), as the second's first test needs it.
+ */
+let emptied: SiteWith<'alice' | 'bob'>
+before(async () => { emptied = await siteWith({ users: ['alice', 'bob'] }) })
+after(() => emptied?.site.close())
+
+describe('a file whose storage key is not its id (as an imported export may hold)', () => {
+  let site: TestSite
+  let alice: TestUser
+  before(() => ({ site, alice } = emptied))
+
+  /** Moves the file's bytes to a new key and points its row there; returns the key. */
+  async function rekey(fileId: string): Promise<string> {
+    const key = randomUUID()
+    const chunks: Buffer[] = []
+    for await (const chunk of await site.app.store.get(fileId)) chunks.push(chunk as Buffer)
+    await site.app.store.put(key, Readable.from([Buffer.concat(chunks)]))
+    await site.app.store.delete(fileId)
+    await site.app.db.updateTable('files').set({ storage_key: key }).where('id', '=', fileId).execute()
+    return key
+  }
+
+  async function uploadRekeyed(parts: Part[]): Promise<{ upload: TempUpload; key: string }> {
+    const res = await post(site, alice.headers, parts)
+    assert.equal(res.statusCode, 200, res.body)
+    const upload = res.json() as TempUpload
+    const key = await rekey(/\/api\/files\/([0-9a-f-]{36})\/$/.exec(upload.url)![1]!)
+    const served = await site.app.inject({ method: 'GET', url: upload.url, headers: site.gate })
+    assert.equal(served.statusCode, 200)
+    assert.ok(served.rawPayload.equals(png()), 'served from its storage key')
+    return { upload, key }
+  }
+
+  async function expectGone(key: string): Promise<void> {
+    await assert.rejects(site.app.store.get(key), (error: NodeJS.ErrnoException) => error.code === 'ENOENT', `bytes under ${key} deleted`)
+    assert.deepEqual(await kept(site), { files: [], fileRows: 0, uploadRows: 0 })
+  }
+
+  test('deleting the upload deletes the bytes under its storage key', async () => {
+    const { upload, key } = await uploadRekeyed([file(png(), 'a.png')])
+    const res = await site.app.inject({ method: 'POST', url: `/api/uploads/${upload.uuid}/delete/`, headers: alice.headers })
+    assert.equal(res.statusCode, 200, res.body)
+    await expectGone(key)
+  })
+
+  test('deleting its draft deletes them too', async () => {
+    const draft = randomUUID()
+    const { key } = await uploadRekeyed([{ name: 'draft_uuid', value: draft }, file(png(), 'a.png')])
+    const res = await site.app.inject({ method: 'DELETE', url: `/api/draft/?draft=${draft}`, headers: alice.headers })
+    assert.equal(res.statusCode, 200, res.body)
+    await expectGone(key)
+  })
+
+  test('and so does the sweep, once the upload has expired', async () => {
+    const { upload, key } = await uploadRekeyed([file(png(), 'a.png')])
+    await site.app.db.updateTable('uploads').set({ expires_at: new Date(0).toISOString() }).where('id', '=', upload.uuid).execute()
+    assert.equal((await sweepExpired(site.app.db, site.app.store, site.config.draftTtlMs)).uploads, 1)
+    await expectGone(key)
   })
 })
 
@@ -415,8 +486,7 @@ describe('POST /api/uploads/{upload_uuid}/delete/', () => {
   let site: TestSite
   let alice: TestUser
   let bob: TestUser
-  before(async () => ({ site, alice, bob } = await siteWith({ users: ['alice', 'bob'] })))
-  after(() => site.close())
+  before(() => ({ site, alice, bob } = emptied))
 
   const upload = async (user: TestUser, parts: Part[] = [file(png(), 'a.png')]) => {
     const res = await post(site, user.headers, parts)
@@ -540,61 +610,5 @@ describe('a store that fails while a version archive is read', () => {
     }
     await expectUnavailable(send)
     assert.equal((await send()).statusCode, 201)
-  })
-})
-
-describe('a file whose storage key is not its id (as an imported export may hold)', () => {
-  let site: TestSite
-  let alice: TestUser
-  before(async () => ({ site, alice } = await siteWith({ users: ['alice'] })))
-  after(() => site.close())
-
-  /** Moves the file's bytes to a new key and points its row there; returns the key. */
-  async function rekey(fileId: string): Promise<string> {
-    const key = randomUUID()
-    const chunks: Buffer[] = []
-    for await (const chunk of await site.app.store.get(fileId)) chunks.push(chunk as Buffer)
-    await site.app.store.put(key, Readable.from([Buffer.concat(chunks)]))
-    await site.app.store.delete(fileId)
-    await site.app.db.updateTable('files').set({ storage_key: key }).where('id', '=', fileId).execute()
-    return key
-  }
-
-  async function uploadRekeyed(parts: Part[]): Promise<{ upload: TempUpload; key: string }> {
-    const res = await post(site, alice.headers, parts)
-    assert.equal(res.statusCode, 200, res.body)
-    const upload = res.json() as TempUpload
-    const key = await rekey(/\/api\/files\/([0-9a-f-]{36})\/$/.exec(upload.url)![1]!)
-    const served = await site.app.inject({ method: 'GET', url: upload.url, headers: site.gate })
-    assert.equal(served.statusCode, 200)
-    assert.ok(served.rawPayload.equals(png()), 'served from its storage key')
-    return { upload, key }
-  }
-
-  async function expectGone(key: string): Promise<void> {
-    await assert.rejects(site.app.store.get(key), (error: NodeJS.ErrnoException) => error.code === 'ENOENT', `bytes under ${key} deleted`)
-    assert.deepEqual(await kept(site), { files: [], fileRows: 0, uploadRows: 0 })
-  }
-
-  test('deleting the upload deletes the bytes under its storage key', async () => {
-    const { upload, key } = await uploadRekeyed([file(png(), 'a.png')])
-    const res = await site.app.inject({ method: 'POST', url: `/api/uploads/${upload.uuid}/delete/`, headers: alice.headers })
-    assert.equal(res.statusCode, 200, res.body)
-    await expectGone(key)
-  })
-
-  test('deleting its draft deletes them too', async () => {
-    const draft = randomUUID()
-    const { key } = await uploadRekeyed([{ name: 'draft_uuid', value: draft }, file(png(), 'a.png')])
-    const res = await site.app.inject({ method: 'DELETE', url: `/api/draft/?draft=${draft}`, headers: alice.headers })
-    assert.equal(res.statusCode, 200, res.body)
-    await expectGone(key)
-  })
-
-  test('and so does the sweep, once the upload has expired', async () => {
-    const { upload, key } = await uploadRekeyed([file(png(), 'a.png')])
-    await site.app.db.updateTable('uploads').set({ expires_at: new Date(0).toISOString() }).where('id', '=', upload.uuid).execute()
-    assert.equal((await sweepExpired(site.app.db, site.app.store, site.config.draftTtlMs)).uploads, 1)
-    await expectGone(key)
   })
 })
