@@ -17,16 +17,25 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { buildApp } from '../../src/app.js'
-import { loadConfig } from '../../src/config/index.js'
 import { openDatabase } from '../../src/db/index.js'
-import { multipart, png, zip } from '../helpers/fixtures.js'
+import { png, zip } from '../helpers/fixtures.js'
 import { bucketContents, type TestBucket } from '../helpers/s3.js'
 import { lastLine, runCli, spawnCli, startServer, suiteBackends, tempDataDir, type CliResult, type RunningServer, type SuiteBackends } from '../helpers/server.js'
 
 const SITE_PASSWORD = 'crash-test-password'
 const ROUNDS = 3
 const MiB = 1024 * 1024
+/**
+ * The orphan grace of every server and CLI here. Nothing writes while a start-up
+ * check or `packs doctor` looks (the load starts once the check is done), so it
+ * needs to cover no write in flight: only what a kill left must be older than it
+ * by the restart, which is a moment's wait, not a second's.
+ */
+const GRACE_MS = 200
+/** The large upload: long enough never to finish before the kill, however long the server takes to store its first part. */
+const BIG_UPLOAD_BYTES = 64 * MiB
+/** One S3 part (src/storage/s3.ts): only the large upload is stored in parts, or grows this big on disk. */
+const PART_BYTES = 5 * MiB
 
 interface Backend {
   name: string
@@ -53,10 +62,13 @@ async function makeBackend(): Promise<Backend> {
   return { name: backends.name, dataDir, env: backends.env, databaseUrl: backends.databaseUrl(dataDir), bucket: backends.bucket }
 }
 
-/** Server and CLI settings: a grace of one second, so what a kill left is old enough by the restart. */
+/** Server and CLI settings: a short grace (GRACE_MS), so what a kill left is soon old enough for the restart. */
 function siteEnv(backend: Backend): Record<string, string> {
-  return { PACKS_MASTER_PASSWORD: SITE_PASSWORD, PACKS_ORPHAN_GRACE: '1s', PACKS_DATA_DIR: backend.dataDir, ...backend.env }
+  return { PACKS_MASTER_PASSWORD: SITE_PASSWORD, PACKS_ORPHAN_GRACE: `${GRACE_MS}ms`, PACKS_DATA_DIR: backend.dataDir, ...backend.env }
 }
+
+/** Until what a kill at `killedAt` left is older than the grace. */
+const pastGrace = (killedAt: number) => sleep(Math.max(0, killedAt + GRACE_MS + 100 - Date.now()))
 
 /** `packs <args>` on the backend's site (in this process, with its AWS credentials); asserts its exit code. */
 async function packs(args: string[], backend: Backend, code: number): Promise<CliResult> {
@@ -81,8 +93,9 @@ async function storeContents(backend: Backend): Promise<string[]> {
   }
   const root = path.join(backend.dataDir, 'files')
   if (!fs.existsSync(root)) return []
+  // Read while `packs import` runs: a `.partial` listed may be renamed before its stat (then the whole file is listed next time).
   return (fs.readdirSync(root, { recursive: true }) as string[])
-    .filter((p) => fs.statSync(path.join(root, p)).isFile())
+    .filter((p) => fs.statSync(path.join(root, p), { throwIfNoEntry: false })?.isFile() === true)
     .map((p) => path.basename(p))
     .sort()
 }
@@ -104,6 +117,19 @@ async function assertConsistent(backend: Backend, when: string): Promise<{ files
   } finally {
     await db.destroy()
   }
+}
+
+/**
+ * Whether the large upload is being stored: a pending multipart upload in the
+ * bucket (nothing else here is large enough for one), or a `.partial` file
+ * over one part's size on disk. What the kill must interrupt, seen in the store itself.
+ */
+async function largeWriteUnderWay(backend: Backend): Promise<boolean> {
+  if (backend.bucket) return (await storeContents(backend)).some((key) => key.startsWith('pending-upload:'))
+  const root = path.join(backend.dataDir, 'files')
+  if (!fs.existsSync(root)) return false
+  return (fs.readdirSync(root, { recursive: true }) as string[])
+    .some((p) => p.endsWith('.partial') && (fs.statSync(path.join(root, p), { throwIfNoEntry: false })?.size ?? 0) >= PART_BYTES)
 }
 
 interface LogLine { msg: string; trigger?: string; repaired?: number; remaining?: number }
@@ -166,7 +192,7 @@ class Load {
     })
   }
 
-  /** 48 MiB dripped in 256 KiB chunks: still arriving when the server dies, with several S3 parts stored. */
+  /** 64 MiB dripped in 256 KiB chunks: still arriving when the server dies, with S3 parts stored. */
   private async bigUpload(): Promise<void> {
     const boundary = `----packsCrash${randomUUID()}`
     const head = Buffer.from(
@@ -174,7 +200,7 @@ class Load {
       + `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.png"\r\nContent-Type: image/png\r\n\r\n`,
     )
     const chunk = Buffer.alloc(256 * 1024, 0x5a)
-    const total = 48 * MiB
+    const total = BIG_UPLOAD_BYTES
     let started = false
     const body = new ReadableStream<Uint8Array>({
       pull: async (controller) => {
@@ -251,6 +277,9 @@ describe(`kill -9 on ${COMBINATION}`, () => {
   let backend: Backend
   let auth: Record<string, string>
   const base = 'crasher/crash-base'
+  /** The server of the last restart, left running for the next test's uploads (which stop it): a start saved. */
+  let lastServer: RunningServer | undefined
+  after(() => lastServer?.stop())
 
   before(async () => {
     backend = await makeBackend()
@@ -262,8 +291,8 @@ describe(`kill -9 on ${COMBINATION}`, () => {
   test('mid-upload, mid-publish, mid-version and mid-delete: the restart removes what the kill left; rows and files agree', async (t) => {
     let killedAt = 0
     for (let round = 1; round <= ROUNDS; round++) {
-      // What the last kill left must be older than the one-second grace when the start-up check looks.
-      await sleep(Math.max(0, killedAt + 1100 - Date.now()))
+      // What the last kill left must be older than the grace when the start-up check looks.
+      await pastGrace(killedAt)
       const server = await startServer({ dataDir: backend.dataDir, env: siteEnv(backend) })
       try {
         const check = await startUpCheck(server)
@@ -291,17 +320,19 @@ describe(`kill -9 on ${COMBINATION}`, () => {
 
         const load = new Load(server.url, auth, base, round)
         load.start()
-        // Killed once several parts of the large upload are stored, at a different moment of every loop each round.
+        // Killed once the store holds part of the large upload (what the client sent may still sit in socket
+        // buffers of a loaded machine), at a different moment of every loop each round.
         const deadline = Date.now() + 60_000
-        while (load.sent < 8 * MiB && Date.now() < deadline) await sleep(20)
-        assert.ok(load.sent >= 8 * MiB, 'the large upload is under way')
+        let storing = false
+        while (!(storing = await largeWriteUnderWay(backend)) && Date.now() < deadline) await sleep(50)
+        assert.ok(storing, `the large upload is being stored (${(load.sent / MiB).toFixed(1)} MiB sent)`)
         await sleep(200 + Math.floor(Math.random() * 800))
         server.child.kill('SIGKILL')
         const exit = await server.exited
         assert.equal(exit.signal, 'SIGKILL')
         await load.finish()
         t.diagnostic(`round ${round}: killed after ${(load.sent / MiB).toFixed(1)} MiB of the large upload, ${JSON.stringify(load.counts)} completed`)
-        assert.ok(load.sent < 48 * MiB, 'the large upload was cut off')
+        assert.ok(load.sent < BIG_UPLOAD_BYTES, 'the large upload was cut off')
       } finally {
         if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL')
         await server.exited
@@ -309,36 +340,35 @@ describe(`kill -9 on ${COMBINATION}`, () => {
       }
     }
 
-    await sleep(Math.max(0, killedAt + 1100 - Date.now()))
+    await pastGrace(killedAt)
     const server = await startServer({ dataDir: backend.dataDir, env: siteEnv(backend) })
-    try {
-      const check = await startUpCheck(server)
-      assert.equal(check.remaining, 0, check.msg)
-      const { packs } = await assertConsistent(backend, 'after the last restart')
-      assert.ok(packs >= 1)
-      const latest = await fetch(`${server.url}/api/packs/${base}/latest`, { headers: { 'x-master-password': SITE_PASSWORD } })
-      assert.equal(latest.status, 200)
-      const download = await fetch((await latest.json() as { download_url: string }).download_url, { headers: { 'x-master-password': SITE_PASSWORD } })
-      assert.equal(download.status, 200, 'the newest version is whole and served')
-      await download.arrayBuffer()
-      const doctor = await runCli(['doctor'], server.env)
-      assert.equal(doctor.code, 0, doctor.stdout + doctor.stderr)
-    } finally {
-      await server.stop()
-    }
+    lastServer = server
+    const check = await startUpCheck(server)
+    assert.equal(check.remaining, 0, check.msg)
+    const { packs } = await assertConsistent(backend, 'after the last restart')
+    assert.ok(packs >= 1)
+    const latest = await fetch(`${server.url}/api/packs/${base}/latest`, { headers: { 'x-master-password': SITE_PASSWORD } })
+    assert.equal(latest.status, 200)
+    const download = await fetch((await latest.json() as { download_url: string }).download_url, { headers: { 'x-master-password': SITE_PASSWORD } })
+    assert.equal(download.status, 200, 'the newest version is whole and served')
+    await download.arrayBuffer()
+    const doctor = await runCli(['doctor'], server.env)
+    assert.equal(doctor.code, 0, doctor.stdout + doctor.stderr)
   })
 
   test('packs import killed midway: `packs doctor --repair` or a second run leaves no orphan file', async () => {
-    // Files enough to kill the import among them, however many writes the rounds above completed.
-    const app = await buildApp(loadConfig(siteEnv(backend)), { logger: false, sweep: false })
+    // Files enough to kill the import among them, however many writes the rounds above completed: uploaded
+    // to the server of the last restart (or, had the test above stopped before it, to one started here).
+    const server = lastServer ?? await startServer({ dataDir: backend.dataDir, env: siteEnv(backend) })
+    lastServer = server
     try {
       for (let n = 1; n <= 10; n++) {
-        const body = multipart([{ name: 'kind', value: 'thumbnail' }, { name: 'file', value: png(n, n), filename: `${n}.png` }])
-        const res = await app.inject({ method: 'POST', url: '/api/uploads/', headers: { ...auth, ...body.headers }, payload: body.payload })
-        assert.equal(res.statusCode, 200, res.body)
+        const res = await fetch(`${server.url}/api/uploads/`, { method: 'POST', headers: auth, body: form({ kind: 'thumbnail' }, { bytes: png(n, n), name: `${n}.png` }) })
+        assert.equal(res.status, 200, await res.text())
       }
     } finally {
-      await app.close()
+      lastServer = undefined
+      await server.stop()
     }
     const exportDir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'packs-crash-export-')), 'site')
     removeLater.push(path.dirname(exportDir))

@@ -4,10 +4,13 @@
 // multipart uploads); an upload that keeps flowing is not cut off by the
 // short deadline of ordinary bodies. The deadlines are lowered through the
 // same environment variables an operator sets, so this runs in seconds; and
-// the tests wait side by side: the connection tests on one site, then the
-// upload tests each on a site of its own (each checks that its storage is left
-// as it was). Every site is built before any clock starts: the sites run in
-// this process, and building one would hold up the others' timers.
+// the tests wait side by side: the connection tests on one site (and the one
+// on `npm start`'s process), then the upload tests, each on a site where no
+// other upload runs (the connection tests' site is free by then). Every site
+// is built before any clock starts: the sites run in this process, and
+// building one would hold up the others' timers. Only the site of the test
+// about the upload deadline has a short one: elsewhere nothing but the
+// deadline under test can cut a connection.
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
@@ -20,8 +23,16 @@ import { startServer, type RunningServer } from '../helpers/server.js'
 
 const HEADERS_MS = 1000
 const BODY_MS = 1000
-const IDLE_MS = 2000
-const UPLOAD_MS = 6000
+/**
+ * Longer than a loaded machine may hold up this process (after such a pause its
+ * timers fire before it reads what arrived meanwhile); the stall test waits it
+ * out beside the upload deadline's, which takes as long.
+ */
+const IDLE_MS = 3000
+/** The upload deadline of the site of the test about it. */
+const UPLOAD_MS = 3000
+/** Every other site's: beyond any of their tests. */
+const LONG_UPLOAD_MS = 120_000
 const KEEPALIVE_MS = 1000
 /** Timers, Node's connection check (every 250 ms here) and a busy test process (s3rver runs in it). */
 const SLACK_MS = 2000
@@ -38,12 +49,12 @@ after(async () => {
   for (const site of sites) await site.close()
 })
 
-async function listeningSite(): Promise<Listening> {
+async function listeningSite(uploadMs = LONG_UPLOAD_MS): Promise<Listening> {
   const site = await makeSite({
     PACKS_HEADERS_TIMEOUT: `${HEADERS_MS}ms`,
     PACKS_BODY_TIMEOUT: `${BODY_MS}ms`,
     PACKS_IDLE_TIMEOUT: `${IDLE_MS}ms`,
-    PACKS_UPLOAD_TIMEOUT: `${UPLOAD_MS}ms`,
+    PACKS_UPLOAD_TIMEOUT: `${uploadMs}ms`,
     PACKS_KEEPALIVE_TIMEOUT: `${KEEPALIVE_MS}ms`,
   })
   sites.push(site)
@@ -52,17 +63,18 @@ async function listeningSite(): Promise<Listening> {
   return { site, alice, port: (site.app.server.address() as AddressInfo).port }
 }
 
-/** The site of the connection tests, and one for each upload test. */
+/** The site of the connection tests (then of the upload that keeps flowing), and those of the other two upload tests. */
 let shared: Listening
 let port: number
-let uploadSites: Listening[]
+let stallSite: Listening
+let deadlineSite: Listening
 /** `npm start` with a lowered body deadline, in a process of its own. */
 let npmStart: RunningServer
 before(async () => {
   let started: Promise<RunningServer> | undefined
   try {
     started = startServer({ env: { PACKS_BODY_TIMEOUT: '1s', PACKS_MASTER_PASSWORD: 'pw' } })
-    ;[shared, ...uploadSites] = await Promise.all([listeningSite(), listeningSite(), listeningSite(), listeningSite()])
+    ;[shared, stallSite, deadlineSite] = await Promise.all([listeningSite(), listeningSite(), listeningSite(UPLOAD_MS)])
     port = shared.port
   } finally {
     npmStart = await started!
@@ -72,6 +84,10 @@ after(() => npmStart?.stop())
 
 interface Connection {
   socket: net.Socket
+  /** Date.now() at connect, where `closed` counts from. */
+  connectedAt: number
+  /** The bytes handed to the socket so far. */
+  bytesSent(): number
   /** Everything the server sent so far, as latin1. */
   received(): string
   /** Resolves with the milliseconds from connect to close. */
@@ -87,6 +103,7 @@ async function connect(to = port): Promise<Connection> {
   const start = Date.now()
   let received = ''
   let closed = false
+  let sent = 0
   socket.on('data', (chunk) => { received += chunk.toString('latin1') })
   socket.on('error', () => {})
   const closedAt = new Promise<number>((resolve) => socket.once('close', () => {
@@ -95,11 +112,14 @@ async function connect(to = port): Promise<Connection> {
   }))
   return {
     socket,
+    connectedAt: start,
+    bytesSent: () => sent,
     received: () => received,
     closed: closedAt,
     isClosed: () => closed || socket.destroyed,
     async send(data) {
       if (closed || socket.destroyed || !socket.writable) return false
+      sent += Buffer.byteLength(data)
       if (!socket.write(data)) await Promise.race([new Promise((resolve) => socket.once('drain', resolve)), closedAt])
       return !closed
     },
@@ -207,6 +227,14 @@ describe('deadlines', () => {
       assert.ok(closedAfter !== -1 && closedAfter >= KEEPALIVE_MS - 50, `closed after ${closedAfter} ms`)
       assert.match(connection.received(), /^HTTP\/1\.1 200 [^]*keep-alive: timeout=1/i)
     })
+
+    // A process of its own: waits alongside the others at no cost to their timers.
+    test('the server as npm start runs it cuts off a dripped POST /gate/ (the issue\'s reproduction)', async () => {
+      const connection = await connect(npmStart.port)
+      await connection.send(`POST /gate/ HTTP/1.1\r\nHost: 127.0.0.1:${npmStart.port}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000\r\n\r\npassword=`)
+      await drip(connection, 200, 1000 + SLACK_MS + 3000)
+      await assertCutOff(connection, 950, 1000 + SLACK_MS)
+    })
   })
 
   describe('uploads', { concurrency: true }, () => {
@@ -229,30 +257,48 @@ describe('deadlines', () => {
     }
 
     test('an upload that stalls is aborted at the idle timeout and leaves no file, no pending multipart upload, no row', async () => {
-      const at = uploadSites[0]!
+      const at = stallSite
+      // The server's end of the connection, to see when it has read the last byte (its idle timer starts there).
+      const accepted = new Promise<net.Socket>((resolve) => at.site.app.server.once('connection', resolve))
       // Over one S3 part (5 MiB), so on object storage a multipart upload is really under way when it stalls.
       const connection = await startUpload(at, 'media', 16 * 1024 * 1024)
+      const serverEnd = await accepted
+      // Looked for while the bytes go out, so that a slow look cannot miss the upload before the stall ends it.
+      const storing = eventually(async () => (await storedFiles(at.site)).length > 0, 30_000)
+      storing.catch(() => {}) // awaited below, where a failure fails the test
       const sent = Buffer.concat([png(), Buffer.alloc(7 * 1024 * 1024 - png().length, 0x5a)])
-      for (let offset = 0; offset < sent.length; offset += 64 * 1024) await connection.send(sent.subarray(offset, offset + 64 * 1024))
-      assert.ok(await eventually(async () => (await storedFiles(at.site)).length > 0), 'the server started storing the upload')
-      const stalledAt = Date.now()
-      const closedAfter = await Promise.race([connection.closed.then(() => Date.now() - stalledAt), giveUpAfter(IDLE_MS + SLACK_MS + 5000)])
+      let lastSendAt = 0
+      for (let offset = 0; offset < sent.length; offset += 64 * 1024) {
+        lastSendAt = Date.now()
+        await connection.send(sent.subarray(offset, offset + 64 * 1024))
+      }
+      // The server reads the last byte after lastSendAt (it was not sent before), and by readAt (a machine under
+      // load may leave the last MiB in the socket buffers for a while): the stall begins between the two.
+      assert.ok(await eventually(() => serverEnd.bytesRead >= connection.bytesSent() || connection.isClosed(), 30_000), 'the server read the request')
+      const readAt = Date.now()
+      assert.ok(await storing, 'the server started storing the upload')
+      const closedAfter = await Promise.race([connection.closed, giveUpAfter(readAt - connection.connectedAt + IDLE_MS + SLACK_MS + 5000)])
       connection.socket.destroy()
       assert.ok(closedAfter !== -1, 'the server closed the stalled upload')
-      assert.ok(closedAfter <= IDLE_MS + SLACK_MS, `closed ${closedAfter} ms after the last byte`)
-      assert.ok(closedAfter >= IDLE_MS - 500, `closed ${closedAfter} ms after the last byte, before the idle timeout`)
-      assert.match(connection.received(), /^(HTTP\/1\.1 408 [^]*\{"detail":"[^"]+"\})?$/, 'a 408 with detail, or nothing')
-      assert.ok(await eventually(async () => (await storedFiles(at.site)).length === 0), `storage is empty: ${(await storedFiles(at.site)).join(', ')}`)
+      const closedAt = connection.connectedAt + closedAfter
+      assert.ok(closedAt - readAt <= IDLE_MS + SLACK_MS, `closed ${closedAt - readAt} ms after the server had read the last byte`)
+      // Less a margin for the loop time Node's timers count from (taken before a busy turn of the loop reads).
+      assert.ok(closedAt - lastSendAt >= IDLE_MS - 500, `closed ${closedAt - lastSendAt} ms after the last byte was sent, before the idle timeout`)
+      const response = connection.received()
+      assert.match(response, /^(HTTP\/1\.1 408 [^]*\{"detail":"[^"]+"\})?$/, 'a 408 with detail, or nothing')
+      if (response !== '') assert.match(response, new RegExp(`"no data arrived for ${IDLE_MS / 1000} s"`), 'the idle timeout\'s answer')
+      assert.ok(await eventually(async () => (await storedFiles(at.site)).length === 0, 30_000), `storage is empty: ${(await storedFiles(at.site)).join(', ')}`)
       assert.equal(await rowCount(at.site, 'files'), 0)
       assert.equal(await rowCount(at.site, 'uploads'), 0)
     })
 
     test('an upload that keeps flowing is not cut off by the short deadline of ordinary bodies', async () => {
-      const at = uploadSites[1]!
+      // No upload but this one on the connection tests' site, which they have left.
+      const at = shared
       const file = Buffer.concat([png(), Buffer.alloc(256 * 1024, 0x5a)])
       const connection = await startUpload(at, 'thumbnail', file.length)
       const started = Date.now()
-      // About 2.5 s at 16 KiB per 150 ms: well past the 1 s body deadline, well within the upload deadline.
+      // About 2.5 s at 16 KiB per 150 ms: well past the 1 s body deadline, well within this site's upload deadline.
       for (let offset = 0; offset < file.length; offset += 16 * 1024) {
         assert.ok(await connection.send(file.subarray(offset, offset + 16 * 1024)), `the server closed the upload after ${Date.now() - started} ms`)
         await sleep(150)
@@ -271,7 +317,7 @@ describe('deadlines', () => {
     })
 
     test('an upload that flows but outlasts the upload deadline is aborted and leaves nothing', async () => {
-      const at = uploadSites[2]!
+      const at = deadlineSite
       const before = await storedFiles(at.site)
       const uploadsBefore = await rowCount(at.site, 'uploads')
       const connection = await startUpload(at, 'media', 16 * 1024 * 1024)
@@ -287,15 +333,6 @@ describe('deadlines', () => {
       assert.ok(await eventually(async () => JSON.stringify(await storedFiles(at.site)) === JSON.stringify(before)),
         `storage is as before: ${(await storedFiles(at.site)).join(', ')}`)
       assert.equal(await rowCount(at.site, 'uploads'), uploadsBefore)
-    })
-  })
-
-  describe('npm start', () => {
-    test('the server as npm start runs it cuts off a dripped POST /gate/ (the issue\'s reproduction)', async () => {
-      const connection = await connect(npmStart.port)
-      await connection.send(`POST /gate/ HTTP/1.1\r\nHost: 127.0.0.1:${npmStart.port}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000\r\n\r\npassword=`)
-      await drip(connection, 200, 1000 + SLACK_MS + 3000)
-      await assertCutOff(connection, 950, 1000 + SLACK_MS)
     })
   })
 

@@ -166,7 +166,8 @@ export async function storedFiles(site: Pick<TestSite, 'app' | 'dataDir'>): Prom
   }
   const root = path.join(site.dataDir, 'files')
   if (!fs.existsSync(root)) return []
+  // A `.partial` listed while an upload ends may be gone by its stat.
   return (fs.readdirSync(root, { recursive: true }) as string[])
-    .filter((p) => fs.statSync(path.join(root, p)).isFile())
+    .filter((p) => fs.statSync(path.join(root, p), { throwIfNoEntry: false })?.isFile() === true)
     .sort()
 }
