@@ -65,9 +65,9 @@ options:
   --jobs N                       jobs at once (default ${defaultJobs()}: 2 per core, minus one on small machines)
   --timeout SECONDS              a job running longer is killed and fails (default 600; 0: no limit)
   --isolate                      one process per file for every tier (slower; to rule out a batch neighbour)
-  --wait-for-sqlite FILE         hold the jobs that may load better-sqlite3 until FILE exists and says "ok"
-                                 (.ci/run compiles it meanwhile): unit and sqlite jobs, and scaled ones
-                                 whose files name SQLite (sqlite: or better-sqlite3); the rest start at once
+  --wait-for-sqlite FILE         start no job until FILE exists and says "ok" (.ci/run compiles
+                                 better-sqlite3 meanwhile; the scaled servers start while it does).
+                                 Any test may open SQLite: the scaled ones too, for a site of its own
   --list                         print the jobs, their tier and combination, and exit
   --help                         this text
 
@@ -229,14 +229,12 @@ function discover(options) {
         problems.push(`${rel}: a unit test must not start a server or a process, but it imports ${forbidden.join('; ')} (move it to test/backends, test/http or test/e2e)`)
         continue
       }
-      if (options.backends.includes('sqlite')) entries.push({ file: rel, tier, combo: 'none', needsSqlite: true })
+      if (options.backends.includes('sqlite')) entries.push({ file: rel, tier, combo: 'none' })
       continue
     }
     const combos = marker ? marker.combos : Object.keys(COMBOS)
     if (marker) optOuts.push({ file: rel, combos, reason: marker.reason })
-    // On the scaled combination a file loads SQLite's native module only if it asks for SQLite by name.
-    const namesSqlite = /sqlite:|better-sqlite3/.test(source)
-    for (const combo of combos) if (options.backends.includes(combo)) entries.push({ file: rel, tier, combo, needsSqlite: combo !== 'scaled' || namesSqlite })
+    for (const combo of combos) if (options.backends.includes(combo)) entries.push({ file: rel, tier, combo })
   }
   return { files, entries, problems, optOuts }
 }
@@ -414,15 +412,14 @@ function planJobs(entries, estimate, isolate) {
   const bins = new Map()
   for (const entry of [...entries].sort((a, b) => estimate(b) - estimate(a))) {
     if (isolate || estimate(entry) > BATCH_SECONDS) {
-      jobs.push({ combo: entry.combo, tier: entry.tier, needsSqlite: entry.needsSqlite, files: [entry.file], estimate: estimate(entry) + PROCESS_SECONDS })
+      jobs.push({ combo: entry.combo, tier: entry.tier, files: [entry.file], estimate: estimate(entry) + PROCESS_SECONDS })
       continue
     }
-    const binKey = `${entry.combo} ${entry.needsSqlite}`
-    const open = bins.get(binKey) ?? []
-    bins.set(binKey, open)
+    const open = bins.get(entry.combo) ?? []
+    bins.set(entry.combo, open)
     let bin = open.find((candidate) => candidate.estimate + estimate(entry) <= BATCH_SECONDS + PROCESS_SECONDS)
     if (!bin) {
-      bin = { combo: entry.combo, tier: entry.tier, needsSqlite: entry.needsSqlite, files: [], estimate: PROCESS_SECONDS }
+      bin = { combo: entry.combo, tier: entry.tier, files: [], estimate: PROCESS_SECONDS }
       open.push(bin)
       jobs.push(bin)
     }
@@ -678,7 +675,7 @@ function checkSqlite() {
 async function worker() {
   while (queue.length > 0) {
     checkSqlite()
-    const index = queue.findIndex((job) => ready[job.combo] && (!job.needsSqlite || sqliteState !== undefined))
+    const index = sqliteState === undefined ? -1 : queue.findIndex((job) => ready[job.combo])
     if (index === -1) {
       // What is left waits for the scaled servers to start or for SQLite's native module.
       await new Promise((resolve) => setTimeout(resolve, 200))
@@ -686,7 +683,7 @@ async function worker() {
     }
     const job = queue.splice(index, 1)[0]
     let result
-    if (job.needsSqlite && sqliteState !== 'ok') {
+    if (sqliteState !== 'ok') {
       const files = job.files.map((file) => ({ file, combo: job.combo, tests: 0, seconds: 0, ok: false, problems: [sqliteState], skips: [], failures: [] }))
       result = { ...job, seconds: 0, output: sqliteState, ok: false, problems: [sqliteState], files }
     } else if (job.combo === 'scaled' && scaledError) {
