@@ -89,24 +89,26 @@ describe('the pages at 360 px, by keyboard, offline', () => {
   })
   after(() => site.close())
 
-  async function signedIn(username: string, password: string): Promise<Page> {
+  /** A page at phone size whose requests to other origins are noted. */
+  async function phonePage(): Promise<Page> {
     const page = await site.newPage(PHONE)
     page.on('request', (request) => {
       if (!request.url().startsWith(site.server.url) && !request.url().startsWith('blob:') && !request.url().startsWith('data:')) {
         foreignRequests.push(request.url())
       }
     })
-    await site.passGate(page)
-    await page.goto('/login/')
-    await page.getByLabel('Username').fill(username)
-    await page.getByLabel('Password').fill(password)
-    await page.getByRole('button', { name: 'Sign in' }).click()
-    await page.waitForURL((url) => !url.pathname.startsWith('/login/'))
+    return page
+  }
+
+  /** Signed in without the forms (the first test looks at those, test/browser/accounts.test.ts uses them). */
+  async function signedIn(username: string, password: string): Promise<Page> {
+    const page = await phonePage()
+    await site.signInDirectly(page, username, password)
     return page
   }
 
   test('the gate, sign-in and sign-up forms fit a phone', async () => {
-    const page = await site.newPage(PHONE)
+    const page = await phonePage()
     await expectPhoneFriendly(page, '/gate/')
     await page.getByLabel('Site password').fill(SITE_PASSWORD)
     await page.keyboard.press('Enter')

@@ -24,7 +24,8 @@ describe('pack page and browse page in a browser', { timeout: 180_000 }, () => {
     await site.cli(['tag', 'create', 'Space', '--category', 'theme'])
     await site.cli(['tag', 'create', 'Adventure', '--category', 'kind'])
     owner = await site.newPage()
-    await site.signUp(owner, 'Builder')
+    // The accounts are only the way in here (test/browser/accounts.test.ts signs up through the form).
+    await site.signUpDirectly(owner, 'Builder')
     castle = await createPackAs(owner, {
       title: 'Castle Walls',
       summary: 'Tall stone walls',
@@ -119,7 +120,7 @@ describe('pack page and browse page in a browser', { timeout: 180_000 }, () => {
 
   test('another user sees the pack but not the new-version form', async () => {
     const page = await site.newPage()
-    await site.signUp(page, 'Visitor')
+    await site.signUpDirectly(page, 'Visitor')
     await page.goto('/packs/Builder/Castle-Walls/')
     assert.equal(await page.locator('h1').innerText(), 'Castle Walls')
     assert.equal(await page.locator('#new-version').count(), 0)
@@ -134,7 +135,7 @@ describe('pack page and browse page in a browser', { timeout: 180_000 }, () => {
 
   test('browse: packs newest first; a tag chip filters, clicking it again or "Clear filters" undoes it; search by title', async () => {
     const page = await site.newPage()
-    await site.passGate(page)
+    await site.passGateDirectly(page)
     await page.goto('/')
     // Castle Walls got a new version after Rocket Parts was published: it is on top.
     assert.deepEqual(await page.locator('.pack-title').allInnerTexts(), ['Castle Walls', 'Rocket Parts'])

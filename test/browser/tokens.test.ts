@@ -14,7 +14,9 @@ describe('API tokens page in a browser', { timeout: 120_000 }, () => {
   test('create → copy the header line → use it from a script → revoke → 401 → gone after reload', async () => {
     const page = await site.newPage()
     await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: site.server.url })
-    await site.signUp(page, 'Scripter')
+    // Signing up through the form is test/browser/accounts.test.ts's; here the account is only the way in.
+    await site.signUpDirectly(page, 'Scripter')
+    await page.goto('/')
 
     await page.getByRole('link', { name: 'API tokens' }).click()
     await page.waitForURL('**/settings/tokens/')
@@ -78,7 +80,7 @@ describe('API tokens page in a browser', { timeout: 120_000 }, () => {
 
   test('cancelling the confirmation keeps the token; an invalid name shows the server\'s message', async () => {
     const page = await site.newPage()
-    await site.signUp(page, 'careful')
+    await site.signUpDirectly(page, 'careful')
     await page.goto(site.url('/settings/tokens/'))
     await page.getByLabel('Name').fill('keep me')
     await page.getByLabel('Expires').selectOption({ label: 'Never' })

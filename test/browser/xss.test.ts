@@ -65,7 +65,7 @@ describe('stored XSS in a browser', { timeout: 120_000 }, () => {
       dialogs.push(dialog.message())
       void dialog.dismiss()
     })
-    await site.signUp(page, 'Mallory')
+    await site.signUpDirectly(page, 'Mallory')
     const pack = await createPackAs(page, {
       title: TITLE, summary: SUMMARY, description: DESCRIPTION, version_name: VERSION, changelog: CHANGELOG,
     }, await datapack(48))
