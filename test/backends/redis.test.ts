@@ -6,7 +6,6 @@
 // that clock by setting the expiry (PEXPIRE), never by sleeping through it.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { setTimeout as sleep } from 'node:timers/promises'
 import type { Refusal, Reservation } from '../../src/accounts/limiter.js'
 import { RedisAttemptLimiter } from '../../src/shared-state/redis-limiter.js'
 import { ConfigError } from '../../src/config/index.js'
@@ -14,15 +13,8 @@ import { RedisUpdateCheckCache } from '../../src/shared-state/redis-update-check
 import { RedisSnapshotCache } from '../../src/shared-state/redis-snapshot-cache.js'
 import { openRedis, type RedisConnection } from '../../src/shared-state/redis.js'
 import { redisSkip, startRedis, takeRedisDatabase, TEST_REDIS_URL } from '../helpers/redis.js'
+import { until } from '../helpers/wait.js'
 
-/** Until `probe` holds (Redis drops an expired key when it is next read), for at most 10 s. */
-async function until(probe: () => Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + 10_000
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await sleep(1)
-  }
-}
 
 describe('Redis shared state', { skip: !TEST_REDIS_URL && redisSkip }, () => {
   let url: string
@@ -51,7 +43,8 @@ describe('Redis shared state', { skip: !TEST_REDIS_URL && redisSkip }, () => {
   /** The end of a key's window: it expires (on Redis's clock) now rather than later. */
   const expireNow = async (key: string) => {
     await a.client.pExpire(key, 1)
-    await until(async () => (await a.client.exists(key)) === 0, `${key} to expire`)
+    // Redis drops an expired key when it is next read: poll, for at most 10 s.
+    await until(async () => (await a.client.exists(key)) === 0 || undefined, `${key} to expire`, 10_000, 1)
   }
 
   describe('RedisAttemptLimiter', () => {

@@ -20,6 +20,7 @@ import { LocalFileStore } from '../../src/storage/local.js'
 import { PART_SIZE, S3FileStore } from '../../src/storage/s3.js'
 import { s3Bucket, s3Selected, stopS3Server, type TestBucket } from '../helpers/s3.js'
 import { openTestStore, testStoreName } from '../helpers/store.js'
+import { until } from '../helpers/wait.js'
 import { PutObjectCommand } from '@aws-sdk/client-s3'
 
 const MiB = 1024 * 1024
@@ -226,15 +227,6 @@ async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
   return all
 }
 
-async function waitFor<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await probe()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-}
 
 // The listing the consistency check (packs doctor) pairs with the file rows.
 describe(`FileStore listing: ${testStoreName}`, () => {
@@ -290,7 +282,7 @@ describe(`FileStore listing: ${testStoreName}`, () => {
     const body = stalled(pattern(store instanceof S3FileStore ? PART_SIZE + 1 : 64 * 1024))
     const put = store.put(key, body)
     put.catch(() => {})
-    const write = await waitFor(async () => (await collect(store.listUnfinished())).find((w) => w.key === key), 'the unfinished write')
+    const write = await until(async () => (await collect(store.listUnfinished())).find((w) => w.key === key), 'the unfinished write')
     assert.ok(Math.abs(write.modifiedAt.getTime() - Date.now()) < 60_000)
     if (store instanceof LocalFileStore) assert.equal(write.size, 64 * 1024)
     else assert.equal(write.size, null)

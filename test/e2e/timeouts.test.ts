@@ -20,6 +20,7 @@ import type { AddressInfo } from 'node:net'
 import { makeSite, storedFiles, type TestSite, type TestUser } from '../helpers/app.js'
 import { png } from '../helpers/fixtures.js'
 import { startServer, type RunningServer } from '../helpers/server.js'
+import { eventually } from '../helpers/wait.js'
 
 const HEADERS_MS = 1000
 const BODY_MS = 1000
@@ -159,15 +160,6 @@ async function rowCount(site: TestSite, table: 'files' | 'uploads' | 'drafts'): 
   return Number(row.n)
 }
 
-/** Polls until `check` holds or the time is up; returns whether it held. */
-async function eventually(check: () => boolean | Promise<boolean>, ms = 5000): Promise<boolean> {
-  const deadline = Date.now() + ms
-  while (Date.now() < deadline) {
-    if (await check()) return true
-    await sleep(20)
-  }
-  return check()
-}
 
 // The tests wait on the clock, not the CPU: within each part they run side by side.
 describe('deadlines', () => {

@@ -6,11 +6,11 @@ import fs from 'node:fs'
 import http from 'node:http'
 import net from 'node:net'
 import path from 'node:path'
-import { setTimeout as sleep } from 'node:timers/promises'
 import type { AddressInfo } from 'node:net'
 import { makeSite, storedFiles, type TestSite, type TestUser } from '../helpers/app.js'
 import { S3FileStore } from '../../src/storage/s3.js'
 import { multipart, png } from '../helpers/fixtures.js'
+import { eventually } from '../helpers/wait.js'
 
 let site: TestSite
 let alice: TestUser
@@ -37,15 +37,6 @@ async function partialFiles(): Promise<string[]> {
   return (fs.readdirSync(root, { recursive: true }) as string[]).filter((p) => p.endsWith('.partial'))
 }
 
-/** Polls until `check` holds or the time is up (a bound for a machine under load, not a wait); returns whether it held. */
-async function eventually(check: () => boolean | Promise<boolean>, ms = 30_000): Promise<boolean> {
-  const deadline = Date.now() + ms
-  while (Date.now() < deadline) {
-    if (await check()) return true
-    await sleep(20)
-  }
-  return check()
-}
 
 /**
  * Sends the request line, headers and the start of a multipart body that
@@ -80,7 +71,7 @@ async function abortedUpload(options: { kind: string; declaredBytes: number; sen
   }
   if (options.waitForPartial) {
     // Make sure the server really is midway: the temporary file exists before the cut.
-    assert.ok(await eventually(async () => (await partialFiles()).length > 0), 'the server started writing the upload')
+    assert.ok(await eventually(async () => (await partialFiles()).length > 0, 30_000), 'the server started writing the upload')
   }
   socket.destroy()
   return answer
@@ -89,7 +80,7 @@ async function abortedUpload(options: { kind: string; declaredBytes: number; sen
 test('a connection cut midway through a large upload leaves no file, no partial file and no rows', async () => {
   // Over one S3 part (5 MiB) is sent, so on object storage a multipart upload is really under way at the cut.
   await abortedUpload({ kind: 'media', declaredBytes: 16 * 1024 * 1024, sendBytes: 7 * 1024 * 1024, waitForPartial: true })
-  const clean = await eventually(async () => (await storedFiles(site)).length === 0 && (await partialFiles()).length === 0)
+  const clean = await eventually(async () => (await storedFiles(site)).length === 0 && (await partialFiles()).length === 0, 30_000)
   assert.ok(clean, `storage is empty after the abort: ${(await storedFiles(site)).join(', ')}`)
   assert.equal(await rowCount('files'), 0)
   assert.equal(await rowCount('uploads'), 0)
@@ -101,8 +92,8 @@ const openConnections = () => new Promise<number>((resolve, reject) => site.app.
 test('a connection cut right after the headers leaves nothing either', async () => {
   await abortedUpload({ kind: 'thumbnail', declaredBytes: 1024 * 1024, sendBytes: 100, waitForPartial: false })
   // Once the server has seen the cut, whatever the request had begun to store is being removed.
-  assert.ok(await eventually(async () => (await openConnections()) === 0), 'the server closed its end')
-  assert.ok(await eventually(async () => (await storedFiles(site)).length === 0))
+  assert.ok(await eventually(async () => (await openConnections()) === 0, 30_000), 'the server closed its end')
+  assert.ok(await eventually(async () => (await storedFiles(site)).length === 0, 30_000))
   assert.equal(await rowCount('files'), 0)
   assert.equal(await rowCount('uploads'), 0)
 })
@@ -141,7 +132,7 @@ test('an over-size upload over a real socket gets its 413 and leaves nothing', a
     assert.equal(res.status, 413)
     assert.match(((await res.json()) as { detail: string }).detail, /thumbnail limit/)
   }
-  assert.ok(await eventually(async () => (await partialFiles()).length === 0))
+  assert.ok(await eventually(async () => (await partialFiles()).length === 0, 30_000))
   assert.deepEqual(await storedFiles(site), before)
   assert.equal(await rowCount('uploads'), 1)
 })

@@ -23,6 +23,7 @@ import { createTestDatabase, onPostgres } from '../helpers/database.js'
 import { png } from '../helpers/fixtures.js'
 import { pathOf, publishPack, upload } from '../helpers/packs.js'
 import { s3Bucket, s3Selected } from '../helpers/s3.js'
+import { until } from '../helpers/wait.js'
 
 const HOUR = 3_600_000
 /** A moment when everything the test just made is older than the one-hour grace. */
@@ -330,12 +331,3 @@ test('the server runs the check once it listens, and again in its sweep', async 
   }
 })
 
-async function until<T>(probe: () => T | undefined | Promise<T | undefined>, what: string, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await probe()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 25))
-  }
-}
