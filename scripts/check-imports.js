@@ -5,12 +5,14 @@
 // a higher layer's shape without loading it).
 //
 // Layers, lowest first (a file may import its own layer or lower ones):
-//   0  api/ (schemas and constants: only `typebox`), errors.ts (nothing)
+//   0  api/ (schemas and constants: only `typebox`), errors.ts (nothing),
+//      minecraft/ (pack formats per release, pack.mcmeta's declaration: nothing but its data file)
 //      web/client/ (the browser bundle) imports only itself, api/constants.ts and web/dates.ts
 //   1  config/
 //   2  db/ (connection, migrations), storage/, shared-state/redis.ts (the connection)
 //   3  http/ (plumbing), web/ (rendering; web/client/ imports only itself and api/constants.ts)
-//   4  the resources: files, uploads, drafts, autocomplete, update-check, stats, packs, accounts
+//   4  the resources: files, uploads, drafts, autocomplete, update-check, stats, packs, accounts,
+//      audit, downloads, profiles
 //   5  shared-state/ (memory or Redis for what instances share), maintenance/, pages/
 //      (pages/ import no *repository* module, not even a type: they call services)
 //   6  app.ts, server.ts, cli.ts
@@ -19,10 +21,12 @@ import path from 'node:path'
 import ts from 'typescript'
 
 const SRC = path.resolve('src')
-const RESOURCES = ['files', 'uploads', 'drafts', 'autocomplete', 'update-check', 'stats', 'packs', 'accounts']
+const RESOURCES = [
+  'files', 'uploads', 'drafts', 'autocomplete', 'update-check', 'stats', 'packs', 'accounts', 'audit', 'downloads', 'profiles',
+]
 
 function layerOf(rel) {
-  if (rel.startsWith('api/') || rel === 'errors.ts') return 0
+  if (rel.startsWith('api/') || rel.startsWith('minecraft/') || rel === 'errors.ts') return 0
   if (rel.startsWith('config/')) return 1
   if (rel.startsWith('db/') || rel.startsWith('storage/') || rel === 'shared-state/redis.ts') return 2
   if (rel.startsWith('http/') || rel.startsWith('web/')) return 3

@@ -2,6 +2,7 @@
 // and looked up by that hash, joined to their user.
 import { randomUUID } from 'node:crypto'
 import type { Db } from '../db/index.js'
+import type { Insertable, Selectable } from 'kysely'
 import type { ApiTokensTable } from '../db/schema.js'
 import { nowIso } from '../db/time.js'
 import { rowToUser, type User } from './users-repository.js'
@@ -9,8 +10,8 @@ import { rowToUser, type User } from './users-repository.js'
 export async function insertApiToken(
   db: Db,
   token: { userId: string; name: string; tokenHash: string; expiresAt: string | null },
-): Promise<ApiTokensTable> {
-  const row: ApiTokensTable = {
+): Promise<Omit<Selectable<ApiTokensTable>, 'scope'>> {
+  const row = {
     id: randomUUID(),
     user_id: token.userId,
     name: token.name,
@@ -19,7 +20,7 @@ export async function insertApiToken(
     last_used_at: null,
     expires_at: token.expiresAt,
     revoked_at: null,
-  }
+  } satisfies Insertable<ApiTokensTable>
   await db.insertInto('api_tokens').values(row).execute()
   return row
 }

@@ -13,12 +13,14 @@ export function toApiToken(token: ListedApiToken): ApiTokenBody {
     last_used_at: token.last_used_at,
     expires_at: token.expires_at,
     expired: token.expired,
+    scope: token.scope,
+    packs: token.packs,
   }
 }
 
 /** A token just made: the only answer that carries the secret, with the header value that uses it. */
 export function toCreatedToken(record: ApiTokenRecord, token: string, owner: User): CreatedTokenBody {
-  return { ...toApiToken({ ...record, expired: false }), token, authorization: `Bearer ${owner.username} ${token}` }
+  return { ...toApiToken({ ...record, expired: false, scope: 'full', packs: [] }), token, authorization: `Bearer ${owner.username} ${token}` }
 }
 
 export function toMe(user: User, csrfToken: string | null): MeBody {

@@ -1,6 +1,6 @@
 // API tokens: issued by the admin CLI or by their owner on the settings page,
 // shown once, stored as a SHA-256 and looked up by it (CONTRACT §1, §3).
-import { TOKEN_MAX_DAYS, TOKEN_NAME_MAX, UUID_PATTERN } from '../api/constants.js'
+import { TOKEN_MAX_DAYS, TOKEN_NAME_MAX, UUID_PATTERN, type TokenScope } from '../api/constants.js'
 import type { Db } from '../db/index.js'
 import { nowIso } from '../db/time.js'
 import { BadRequest, NotFound } from '../errors.js'
@@ -64,12 +64,17 @@ export async function issueApiToken(
 
 export interface ListedApiToken extends ApiTokenRecord {
   expired: boolean
+  /** The token's reach (src/accounts/token-reach.ts); tokens made before reaches existed are 'full'. */
+  scope: TokenScope
+  /** scope 'publish': the packs it may publish versions of, as namespace:pack_id. */
+  packs: string[]
 }
 
 /** The user's tokens that are not revoked, newest first; expired ones stay listed (marked) until revoked. */
 export async function listApiTokens(db: Db, userId: string, now: number = Date.now()): Promise<ListedApiToken[]> {
   const rows = await listUserApiTokens(db, userId)
-  return rows.map((row) => ({ ...row, expired: row.expires_at !== null && Date.parse(row.expires_at) <= now }))
+  // PLACEHOLDER until token reach lands (issue 10 item 5).
+  return rows.map((row) => ({ ...row, expired: row.expires_at !== null && Date.parse(row.expires_at) <= now, scope: 'full' as const, packs: [] }))
 }
 
 /** Revokes one of the user's tokens at once; someone else's, an unknown or a malformed id is NotFound. */

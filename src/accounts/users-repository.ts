@@ -24,6 +24,7 @@ export async function insertUser(db: Db, username: string, passwordHash: string,
     password_hash: passwordHash,
     is_staff: isStaff ? 1 : 0,
     created_at: nowIso(),
+    disabled_at: null,
   }
   await db.insertInto('users').values(row).execute()
   return rowToUser(row)

@@ -24,6 +24,15 @@ export const USERNAME_PATTERN = /^[A-Za-z0-9_.-]{1,32}$/
 
 /** An API token's label, after trimming. */
 export const TOKEN_NAME_MAX = 64
+/** What an API token may do (its reach); tokens made before reaches existed are full. */
+export const TOKEN_SCOPES = ['full', 'read', 'publish'] as const
+export type TokenScope = (typeof TOKEN_SCOPES)[number]
+/** The most packs one publish token may name. */
+export const TOKEN_MAX_PACKS = 50
+
+/** Days a deleted pack's namespace:pack_id is refused to new packs. */
+export const PACK_ID_HOLD_DAYS = 30
+
 /** The longest lifetime a token may be given, in days. */
 export const TOKEN_MAX_DAYS = 3650
 

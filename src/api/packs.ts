@@ -18,17 +18,43 @@ export const PackTag = Type.Object(
 )
 
 export const PackMedia = Type.Object(
-  { url: Type.String(), content_type: Type.String(), filename: Type.String() },
+  {
+    id: Type.String({ format: 'uuid', description: 'The stored file\'s id: what an edit names to keep, reorder or remove this item.' }),
+    url: Type.String(),
+    content_type: Type.String(),
+    filename: Type.String(),
+  },
   { title: 'PackMedia' },
 )
 
+/** A format as pack.mcmeta writes it: [major] or [major, minor]. */
+const FormatNumber = Type.Array(Type.Integer({ minimum: 0 }), {
+  minItems: 1,
+  maxItems: 2,
+  description: '[major] or [major, minor], as pack.mcmeta writes it. In max_format, [major] alone means any minor of that major.',
+})
+
 export const PackVersion = Type.Object(
   {
+    id: Type.String({ format: 'uuid', description: 'Names the version in the version endpoints.' }),
     name: Type.String(),
     changelog: Type.String(),
     pack_format: PackFormat,
     created_at: DateTime,
     download_url: Type.String({ description: 'Absolute URL that downloads the archive.' }),
+    yanked: Type.Boolean({ description: 'Withdrawn by its owner or staff: still downloadable by download_url, but never the latest version.' }),
+    downloads: Type.Integer({ description: 'Downloads with download=1, at most one per client address per UTC day.' }),
+    pack_kind: Type.Union([Type.Literal('resource'), Type.Literal('data'), Type.Null()], {
+      description: 'resource: the archive has assets/; data: it has data/; null: neither, or both.',
+    }),
+    min_format: Type.Union([FormatNumber, Type.Null()], { description: 'Lowest pack format pack.mcmeta declares; null when it declares none.' }),
+    max_format: Type.Union([FormatNumber, Type.Null()], { description: 'Highest pack format pack.mcmeta declares; null when it declares none.' }),
+    minecraft_versions: Type.Array(Type.String(), {
+      description: 'Minecraft releases whose pack format for this kind lies in the range, oldest first; empty when none is known.',
+    }),
+    minecraft_label: Type.String({
+      description: 'The range in words, as the pages show it: "Minecraft 1.21.4 – 1.21.8", or "pack format 99 (unknown Minecraft version)".',
+    }),
   },
   { title: 'PackVersion' },
 )
@@ -45,6 +71,9 @@ const packCommon = {
   thumbnail_url: Type.Union([Type.String(), Type.Null()]),
   created_at: DateTime,
   updated_at: DateTime,
+  hidden: Type.Boolean({ description: 'Hidden by staff, or its owner\'s account is disabled: only the owner and staff see it.' }),
+  downloads: Type.Integer({ description: 'Sum of its versions\' downloads.' }),
+  revision: Type.Integer({ description: 'Counts edits of the pack\'s page fields; an edit sends the revision it started from.' }),
 }
 
 export const Pack = Type.Object(
@@ -52,13 +81,16 @@ export const Pack = Type.Object(
     ...packCommon,
     description: Type.String(),
     media: Type.Array(PackMedia, { description: 'In upload order.' }),
-    versions: Type.Array(PackVersion, { description: 'Newest first.' }),
+    versions: Type.Array(PackVersion, { description: 'Newest first, yanked ones included (marked).' }),
   },
   { title: 'Pack' },
 )
 
 export const PackSummary = Type.Object(
-  { ...packCommon, latest_version: PackVersion },
+  {
+    ...packCommon,
+    latest_version: Type.Union([PackVersion, Type.Null()], { description: 'The newest version that is not yanked; null when every version is yanked.' }),
+  },
   { title: 'PackSummary' },
 )
 
@@ -90,6 +122,10 @@ export const PackListQuery = Type.Object({
   q: Type.Optional(Type.String({ description: 'Part of the title, case-insensitive.' })),
   tag: Type.Optional(Type.String({ description: 'Only packs with this tag (name, case-insensitive).' })),
   category: Type.Optional(Type.String({ description: 'Only packs in this category (key).' })),
+  sort: Type.Optional(Type.Union([Type.Literal('updated'), Type.Literal('downloads'), Type.Literal('created')], {
+    default: 'updated',
+    description: 'updated: most recently updated first; downloads: most downloaded first; created: newest packs first.',
+  })),
   page: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1 })),
   per_page: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PACKS_PER_PAGE, default: PACKS_PER_PAGE })),
 })
@@ -100,6 +136,51 @@ export const NewVersionBody = Type.Object({
   version_name: Type.String({ description: 'Unique within the pack.' }),
   changelog: Type.Optional(Type.String()),
 })
+
+export const VersionParams = Type.Object({
+  ...PackParams.properties,
+  version_id: Type.String({ description: 'The version\'s id (a UUID).' }),
+})
+
+/**
+ * An edit of the pack's page (PATCH). Fields left out stay as they are; the
+ * pack_id never changes (every player's mod asks for it).
+ */
+export const EditPackBody = Type.Object(
+  {
+    revision: Type.Integer({ description: 'The revision the edit started from (the pack\'s `revision`); if the pack changed since: 409.' }),
+    title: Type.Optional(Type.String({ description: 'The pack_id stays as it is.' })),
+    summary: Type.Optional(Type.String()),
+    description: Type.Optional(Type.String({ description: 'Markdown.' })),
+    category: Type.Optional(Type.Unsafe<string | null>({ type: 'string', nullable: true, description: 'A category key; null or "" for none.' })),
+    tags: Type.Optional(Type.Array(Type.String(), { description: 'Tag names; the site\'s tags only (unknown names are a 400).' })),
+    thumbnail: Type.Optional(Type.Unsafe<string | null>({
+      type: 'string',
+      nullable: true,
+      description: 'The id of a thumbnail upload of yours (POST /api/uploads/, kind thumbnail) to use; null removes the thumbnail.',
+    })),
+    media: Type.Optional(Type.Array(Type.String(), {
+      description: 'The whole gallery in its new order: ids of the pack\'s media (to keep) and of media uploads of yours (to add). '
+        + 'Media left out are removed, their files too.',
+    })),
+  },
+  { additionalProperties: false, title: 'EditPack' },
+)
+
+/** A change to one version (PATCH). */
+export const EditVersionBody = Type.Object(
+  {
+    changelog: Type.Optional(Type.String({ description: 'Markdown.' })),
+    yanked: Type.Optional(Type.Boolean({ description: 'true yanks the version, false un-yanks it.' })),
+  },
+  { additionalProperties: false, title: 'EditVersion' },
+)
+
+/** Staff hiding a pack or disabling an account say why; the audit log keeps it. */
+export const ModerationBody = Type.Object(
+  { reason: Type.Optional(Type.String({ maxLength: 500, description: 'Why, for the audit log.' })) },
+  { additionalProperties: false },
+)
 
 export type PackBody = Static<typeof Pack>
 export type PackSummaryBody = Static<typeof PackSummary>

@@ -1,6 +1,10 @@
 // API tokens of the signed-in user (Settings → API tokens, and its JSON API).
 import { Type, type Static } from 'typebox'
-import { TOKEN_MAX_DAYS, TOKEN_NAME_MAX } from './constants.js'
+import { TOKEN_MAX_DAYS, TOKEN_MAX_PACKS, TOKEN_NAME_MAX } from './constants.js'
+
+const Scope = Type.Union([Type.Literal('full'), Type.Literal('read'), Type.Literal('publish')], {
+  description: 'full: everything its owner may do; read: reading only (GET); publish: reading, and new versions of the packs listed.',
+})
 
 export const ApiToken = Type.Object(
   {
@@ -12,6 +16,8 @@ export const ApiToken = Type.Object(
     }),
     expires_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'null: never expires.' }),
     expired: Type.Boolean({ description: 'Past expires_at: the token no longer works, and stays listed until revoked.' }),
+    scope: Scope,
+    packs: Type.Array(Type.String(), { description: 'scope publish: the packs (namespace:pack_id) it may publish versions of; otherwise empty.' }),
   },
   { title: 'ApiToken', description: 'An API token as its owner sees it. The token itself is shown only once, when it is created; only its hash is stored.' },
 )
@@ -29,6 +35,11 @@ export const CreateTokenBody = Type.Object(
       minimum: 1,
       maximum: TOKEN_MAX_DAYS,
       description: `Lifetime in whole days from now (1-${TOKEN_MAX_DAYS}); omitted or null: the token never expires.`,
+    })),
+    scope: Type.Optional(Type.Union([Type.Literal('full'), Type.Literal('read'), Type.Literal('publish')], { default: 'full', description: 'What the token may do; full when omitted.' })),
+    packs: Type.Optional(Type.Array(Type.String(), {
+      maxItems: TOKEN_MAX_PACKS,
+      description: 'With scope publish: your packs (namespace:pack_id, or pack_id alone) it may publish new versions of; at least one.',
     })),
   },
   { additionalProperties: false },

@@ -9,6 +9,7 @@ import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration, 
 import { ConfigError } from '../config/index.js'
 import type { Database } from './schema.js'
 import * as initial from './migrations/2026_11_22_0001_initial.js'
+import * as lifecycle from './migrations/2026_11_23_0002_lifecycle.js'
 
 export type Db = Kysely<Database>
 
@@ -20,6 +21,7 @@ type Engine = 'sqlite' | 'postgres'
 function migrationsFor(engine: Engine): Record<string, Migration> {
   return {
     '2026_11_22_0001_initial': { up: (db) => initial.up(db, engine), down: initial.down },
+    '2026_11_23_0002_lifecycle': { up: (db) => lifecycle.up(db, engine), down: lifecycle.down },
   }
 }
 

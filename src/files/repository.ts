@@ -3,6 +3,7 @@
 import type { Db } from '../db/index.js'
 import type { FilesTable } from '../db/schema.js'
 import { nowIso } from '../db/time.js'
+import type { PackDeclaration } from '../minecraft/declaration.js'
 
 export type FileRow = FilesTable
 
@@ -14,6 +15,8 @@ export interface NewFile {
   contentType: string
   size: number
   sha256: string
+  /** Version archives: what pack.mcmeta and the folders declare (src/minecraft/); absent for other files. */
+  pack?: PackDeclaration | undefined
 }
 
 export async function insertFile(db: Db, file: NewFile): Promise<FileRow> {
@@ -25,6 +28,11 @@ export async function insertFile(db: Db, file: NewFile): Promise<FileRow> {
     size: file.size,
     sha256: file.sha256,
     created_at: nowIso(),
+    pack_kind: file.pack?.kind ?? null,
+    min_format: file.pack?.range?.min[0] ?? null,
+    min_format_minor: file.pack?.range?.min[1] ?? null,
+    max_format: file.pack?.range?.max[0] ?? null,
+    max_format_minor: file.pack?.range?.max[1] ?? null,
   }
   await db.insertInto('files').values(row).execute()
   return row

@@ -8,6 +8,7 @@ import type { Database } from '../db/schema.js'
 export const TABLES = [
   'users', 'api_tokens', 'sessions', 'settings', 'categories', 'tags', 'files',
   'drafts', 'uploads', 'packs', 'pack_tags', 'pack_media', 'versions',
+  'token_packs', 'pack_id_holds', 'audit_log', 'download_seen',
 ] as const satisfies readonly (keyof Database)[]
 
 export type Table = (typeof TABLES)[number]

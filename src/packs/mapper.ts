@@ -6,6 +6,7 @@ import type { FastifyRequest } from 'fastify'
 import type { Static } from 'typebox'
 import type { Config } from '../config/index.js'
 import { downloadUrl, fileUrl } from '../http/urls.js'
+import { describeDeclaration } from '../minecraft/releases.js'
 import type { CategoryRef, PackDetail, PackRecord, PackSummaryRecord, TagRef, VersionRecord } from './repository.js'
 import type { Category, PackBody, PackSummaryBody, PackTag, PackVersion } from '../api/packs.js'
 
@@ -27,13 +28,23 @@ function toTag(tag: TagRef): Static<typeof PackTag> {
   return { name: tag.name, category: tag.categoryKey, category_name: tag.categoryName, color: tag.color }
 }
 
-function toVersion(version: VersionRecord, urls: FileUrls): Static<typeof PackVersion> {
+export function toVersion(version: VersionRecord, urls: FileUrls): Static<typeof PackVersion> {
+  const { kind, range } = version.declaration
+  const game = describeDeclaration(version.declaration, version.packFormat)
   return {
+    id: version.id,
     name: version.name,
     changelog: version.changelog,
     pack_format: version.packFormat,
     created_at: version.createdAt,
     download_url: urls.download(version.fileId),
+    yanked: version.yanked,
+    downloads: version.downloads,
+    pack_kind: kind,
+    min_format: range ? [...range.min] : null,
+    max_format: range ? range.max.filter((n): n is number => n !== undefined) : null,
+    minecraft_versions: game.releases,
+    minecraft_label: game.label,
   }
 }
 
@@ -50,6 +61,9 @@ function toCommon(pack: PackRecord, urls: FileUrls) {
     thumbnail_url: pack.thumbnailFileId === null ? null : urls.file(pack.thumbnailFileId),
     created_at: pack.createdAt,
     updated_at: pack.updatedAt,
+    hidden: pack.hidden || pack.ownerDisabled,
+    downloads: pack.downloads,
+    revision: pack.revision,
   }
 }
 
@@ -57,11 +71,11 @@ export function toPack(pack: PackDetail, urls: FileUrls): PackBody {
   return {
     ...toCommon(pack, urls),
     description: pack.description,
-    media: pack.media.map((m) => ({ url: urls.file(m.fileId), content_type: m.contentType, filename: m.filename })),
+    media: pack.media.map((m) => ({ id: m.fileId, url: urls.file(m.fileId), content_type: m.contentType, filename: m.filename })),
     versions: pack.versions.map((v) => toVersion(v, urls)),
   }
 }
 
 export function toPackSummary(pack: PackSummaryRecord, urls: FileUrls): PackSummaryBody {
-  return { ...toCommon(pack, urls), latest_version: toVersion(pack.latest, urls) }
+  return { ...toCommon(pack, urls), latest_version: pack.latest && toVersion(pack.latest, urls) }
 }

@@ -1,13 +1,14 @@
 // Packs, their versions, tags and media. Namespaces and pack ids are stored in
 // lower case, so every lookup here takes lower-cased keys and the unique index
 // (namespace, pack_id) serves it directly.
-import { sql, type ExpressionBuilder } from 'kysely'
+import { sql, type ExpressionBuilder, type Insertable, type Selectable } from 'kysely'
 import type { Db } from '../db/index.js'
-import type { Database, PacksTable, VersionsTable } from '../db/schema.js'
+import type { Database, FilesTable, PacksTable, VersionsTable } from '../db/schema.js'
+import type { PackDeclaration, PackKind } from '../minecraft/declaration.js'
 import { escapeLike, lowerNameChunks } from './tags-repository.js'
 
-export type PackRow = PacksTable
-export type VersionRow = VersionsTable
+export type PackRow = Insertable<PacksTable>
+export type VersionRow = Insertable<VersionsTable>
 
 export interface CategoryRef {
   key: string
@@ -29,11 +30,16 @@ export interface MediaRef {
 }
 
 export interface VersionRecord {
+  id: string
   name: string
   changelog: string
   packFormat: number | null
   fileId: string
   createdAt: string
+  yanked: boolean
+  downloads: number
+  /** What the archive declares (its file's row). */
+  declaration: PackDeclaration
 }
 
 /** A pack with everything its page shows. */
@@ -42,6 +48,13 @@ export interface PackRecord {
   namespace: string
   packId: string
   owner: string
+  ownerId: string
+  /** Hidden by staff. */
+  hidden: boolean
+  /** The owner's account is disabled (its packs are hidden too). */
+  ownerDisabled: boolean
+  downloads: number
+  revision: number
   title: string
   summary: string
   description: string
@@ -59,7 +72,8 @@ export interface PackDetail extends PackRecord {
 }
 
 export interface PackSummaryRecord extends PackRecord {
-  latest: VersionRecord
+  /** The newest version that is not yanked; null when there is none. */
+  latest: VersionRecord | null
 }
 
 export interface PackFilter {
@@ -69,6 +83,18 @@ export interface PackFilter {
   tag?: string | undefined
   /** A category key (keys are lower case). */
   category?: string | undefined
+  /** Only this user's packs (a profile). */
+  ownerId?: string | undefined
+  /** Hidden packs and packs of disabled accounts too: for their owner's profile and for staff. Public listings leave them out. */
+  includeHidden?: boolean | undefined
+}
+
+export type PackSort = 'updated' | 'downloads' | 'created'
+
+/** Who is looking: hidden packs show only to their owner and to staff. */
+export interface Viewer {
+  id: string
+  isStaff: boolean
 }
 
 // ---------------------------------------------------------------- lookups
@@ -98,6 +124,7 @@ function selectPackBase(db: Db) {
     .select([
       'packs.id', 'packs.namespace', 'packs.pack_id', 'packs.title', 'packs.summary', 'packs.description',
       'packs.thumbnail_file_id', 'packs.created_at', 'packs.updated_at', 'users.username as owner',
+      'packs.owner_id', 'packs.hidden_at', 'packs.downloads', 'packs.revision', 'users.disabled_at as owner_disabled_at',
       'categories.key as category_key', 'categories.name as category_name', 'categories.color as category_color',
     ])
 }
@@ -110,6 +137,11 @@ function toPackRecord(row: PackBaseRow, tags: TagRef[]): PackRecord {
     namespace: row.namespace,
     packId: row.pack_id,
     owner: row.owner,
+    ownerId: row.owner_id,
+    hidden: row.hidden_at !== null,
+    ownerDisabled: row.owner_disabled_at !== null,
+    downloads: Number(row.downloads),
+    revision: row.revision,
     title: row.title,
     summary: row.summary,
     description: row.description,
@@ -137,9 +169,10 @@ export async function loadPackDetail(db: Db, namespace: string, packId: string):
       .execute(),
     db
       .selectFrom('versions')
-      .select(['name', 'changelog', 'pack_format', 'file_id', 'created_at'])
-      .where('pack_id', '=', row.id)
-      .orderBy('created_at', 'desc')
+      .innerJoin('files', 'files.id', 'versions.file_id')
+      .select(VERSION_COLUMNS)
+      .where('versions.pack_id', '=', row.id)
+      .orderBy('versions.created_at', 'desc')
       .execute(),
   ])
   return {
@@ -149,8 +182,41 @@ export async function loadPackDetail(db: Db, namespace: string, packId: string):
   }
 }
 
-function toVersionRecord(v: Pick<VersionRow, 'name' | 'changelog' | 'pack_format' | 'file_id' | 'created_at'>): VersionRecord {
-  return { name: v.name, changelog: v.changelog, packFormat: v.pack_format, fileId: v.file_id, createdAt: v.created_at }
+/** A version's columns with its archive's declaration, for toVersionRecord (versions joined to files). */
+const VERSION_COLUMNS = [
+  'versions.id', 'versions.name', 'versions.changelog', 'versions.pack_format', 'versions.file_id', 'versions.created_at',
+  'versions.yanked_at', 'versions.downloads', 'files.pack_kind', 'files.min_format', 'files.min_format_minor',
+  'files.max_format', 'files.max_format_minor',
+] as const
+
+type VersionColumns = Pick<Selectable<VersionsTable>, 'id' | 'name' | 'changelog' | 'pack_format' | 'file_id' | 'created_at' | 'yanked_at' | 'downloads'>
+  & Pick<Selectable<FilesTable>, 'pack_kind' | 'min_format' | 'min_format_minor' | 'max_format' | 'max_format_minor'>
+
+export function toVersionRecord(v: VersionColumns): VersionRecord {
+  return {
+    id: v.id,
+    name: v.name,
+    changelog: v.changelog,
+    packFormat: v.pack_format,
+    fileId: v.file_id,
+    createdAt: v.created_at,
+    yanked: v.yanked_at !== null,
+    downloads: Number(v.downloads),
+    declaration: declarationOf(v),
+  }
+}
+
+/** The declaration kept on a file's row (src/db/migrations/2026_11_23_0002_lifecycle.ts). */
+export function declarationOf(row: Pick<Selectable<FilesTable>, 'pack_kind' | 'min_format' | 'min_format_minor' | 'max_format' | 'max_format_minor'>): PackDeclaration {
+  const kind = row.pack_kind === 'resource' || row.pack_kind === 'data' ? (row.pack_kind as PackKind) : null
+  if (row.min_format === null || row.max_format === null) return { kind, range: null }
+  return {
+    kind,
+    range: {
+      min: [row.min_format, row.min_format_minor ?? 0],
+      max: row.max_format_minor === null ? [row.max_format] : [row.max_format, row.max_format_minor],
+    },
+  }
 }
 
 /** Tags of several packs in one query, each pack's sorted by name. */
@@ -189,6 +255,13 @@ function applyFilter(eb: ExpressionBuilder<Database, 'packs'>, filter: PackFilte
         .where('tags.name_lower', '=', filter.tag.toLowerCase()),
     ))
   }
+  if (filter.ownerId) conditions.push(eb('packs.owner_id', '=', filter.ownerId))
+  if (!filter.includeHidden) {
+    conditions.push(eb('packs.hidden_at', 'is', null))
+    conditions.push(eb.not(eb.exists(
+      eb.selectFrom('users as owners').select('owners.id').whereRef('owners.id', '=', 'packs.owner_id').where('owners.disabled_at', 'is not', null),
+    )))
+  }
   if (filter.category) {
     conditions.push(eb.exists(
       eb.selectFrom('categories')
@@ -200,48 +273,51 @@ function applyFilter(eb: ExpressionBuilder<Database, 'packs'>, filter: PackFilte
   return eb.and(conditions)
 }
 
-/** One page of packs matching `filter`, most recently updated first, and how many match in all. */
+/** One page of packs matching `filter` in the `sort` order, and how many match in all. */
 export async function listPacks(
   db: Db,
   filter: PackFilter,
   page: { limit: number; offset: number },
+  sort: PackSort = 'updated',
 ): Promise<{ items: PackSummaryRecord[]; total: number }> {
+  let query = selectPackBase(db).where((eb) => applyFilter(eb, filter))
+  if (sort === 'downloads') query = query.orderBy('packs.downloads', 'desc').orderBy('packs.updated_at', 'desc')
+  else if (sort === 'created') query = query.orderBy('packs.created_at', 'desc')
+  else query = query.orderBy('packs.updated_at', 'desc')
   const [rows, count] = await Promise.all([
-    selectPackBase(db)
-      .innerJoin('versions', 'versions.pack_id', 'packs.id')
-      // Every pack has at least one version; this picks its newest.
-      .where('versions.created_at', '=', (eb) =>
-        eb.selectFrom('versions as newest').select((e) => e.fn.max('newest.created_at').as('m')).whereRef('newest.pack_id', '=', 'packs.id'))
-      .select([
-        'versions.name as version_name', 'versions.changelog as version_changelog', 'versions.pack_format as version_pack_format',
-        'versions.file_id as version_file_id', 'versions.created_at as version_created_at',
-      ])
-      .where((eb) => applyFilter(eb, filter))
-      .orderBy('packs.updated_at', 'desc')
-      .orderBy('packs.id')
-      .limit(page.limit)
-      .offset(page.offset)
-      .execute(),
+    query.orderBy('packs.id').limit(page.limit).offset(page.offset).execute(),
     db
       .selectFrom('packs')
       .select((eb) => eb.fn.countAll<number | string>().as('n'))
       .where((eb) => applyFilter(eb, filter))
       .executeTakeFirstOrThrow(),
   ])
-  const tags = await tagsOfPacks(db, rows.map((r) => r.id))
+  const ids = rows.map((r) => r.id)
+  const [tags, latest] = await Promise.all([tagsOfPacks(db, ids), latestVersionsOf(db, ids)])
   return {
-    items: rows.map((row) => ({
-      ...toPackRecord(row, tags.get(row.id) ?? []),
-      latest: {
-        name: row.version_name,
-        changelog: row.version_changelog,
-        packFormat: row.version_pack_format,
-        fileId: row.version_file_id,
-        createdAt: row.version_created_at,
-      },
-    })),
+    items: rows.map((row) => ({ ...toPackRecord(row, tags.get(row.id) ?? []), latest: latest.get(row.id) ?? null })),
     total: Number(count.n),
   }
+}
+
+/** Each pack's newest version that is not yanked, in one query; packs whose versions are all yanked are absent. */
+async function latestVersionsOf(db: Db, packIds: readonly string[]): Promise<Map<string, VersionRecord>> {
+  const byPack = new Map<string, VersionRecord>()
+  if (packIds.length === 0) return byPack
+  const rows = await db
+    .selectFrom('versions')
+    .innerJoin('files', 'files.id', 'versions.file_id')
+    .select([...VERSION_COLUMNS, 'versions.pack_id'])
+    .where('versions.pack_id', 'in', packIds)
+    .where('versions.yanked_at', 'is', null)
+    .where('versions.created_at', '=', (eb) => eb
+      .selectFrom('versions as newest')
+      .select((e) => e.fn.max('newest.created_at').as('m'))
+      .whereRef('newest.pack_id', '=', 'versions.pack_id')
+      .where('newest.yanked_at', 'is', null))
+    .execute()
+  for (const row of rows) byPack.set(row.pack_id, toVersionRecord(row))
+  return byPack
 }
 
 export async function findCategoryIdByKey(db: Db, key: string): Promise<string | undefined> {

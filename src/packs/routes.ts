@@ -14,7 +14,8 @@ export default async function packsRoutes(app: App): Promise<void> {
     config: { access: 'gate' },
     schema: {
       summary: 'List packs',
-      description: 'Most recently updated first. Filters combine: title search, tag name, category key.',
+      description: 'Most recently updated first (see sort). Filters combine: title search, tag name, category key. '
+        + 'Hidden packs and packs of disabled accounts are left out.',
       tags: ['packs'],
       querystring: PackListQuery,
       response: { 200: PackList, ...errorResponses(400, 401) },
@@ -23,7 +24,7 @@ export default async function packsRoutes(app: App): Promise<void> {
     const { q, tag, category } = request.query
     const page = request.query.page ?? 1
     const perPage = request.query.per_page ?? PACKS_PER_PAGE
-    const { items, total } = await listPackPage(app.db, { q, tag, category }, page, perPage)
+    const { items, total } = await listPackPage(app.db, { q, tag, category }, page, perPage, request.query.sort ?? 'updated')
     const urls = fileUrls(app.config, request)
     return { items: items.map((p) => toPackSummary(p, urls)), page, per_page: perPage, total }
   })
@@ -32,13 +33,13 @@ export default async function packsRoutes(app: App): Promise<void> {
     config: { access: 'gate' },
     schema: {
       summary: 'A pack',
-      description: 'Everything a pack page shows, with all versions newest first.',
+      description: 'Everything a pack page shows, with all versions newest first. A hidden pack is 404 except to its owner and staff.',
       tags: ['packs'],
       params: PackParams,
       response: { 200: Pack, ...errorResponses(401, 404) },
     },
   }, async (request) => {
-    const pack = await getPack(app.db, request.params.namespace, request.params.pack_id)
+    const pack = await getPack(app.db, request.params.namespace, request.params.pack_id, request.user)
     return toPack(pack, fileUrls(app.config, request))
   })
 }

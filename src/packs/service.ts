@@ -22,11 +22,11 @@ import { packChanged } from '../update-check/service.js'
 import {
   findCategoryIdByKey, findOwnedPackId, findTagIdsByNames, insertPack, insertPackMedia, insertPackTags, insertVersion, listPacks,
   loadPackDetail, newestVersionCreatedAt, packExists, touchOwnedPack, versionNameTaken,
-  type MediaRef, type PackDetail, type PackFilter, type PackSummaryRecord, type VersionRecord,
+  type MediaRef, type PackDetail, type PackFilter, type PackRecord, type PackSort, type PackSummaryRecord, type VersionRecord, type Viewer,
 } from './repository.js'
 import { slugify } from './slugs.js'
 
-export type { MediaRef, PackDetail, PackFilter, PackSummaryRecord, VersionRecord }
+export type { MediaRef, PackDetail, PackFilter, PackRecord, PackSort, PackSummaryRecord, VersionRecord, Viewer }
 
 export const MAX_TITLE_LENGTH = 200
 export const MAX_VERSION_NAME_LENGTH = 100
@@ -39,25 +39,49 @@ export interface PacksDeps {
   config: Pick<Config, 'uploadLimits'>
 }
 
-/** One page of packs matching `filter` (pages count from 1), most recently updated first, and how many match in all. */
+/** One page of packs matching `filter` (pages count from 1) in the `sort` order, and how many match in all. */
 export async function listPackPage(
   db: Db,
   filter: PackFilter,
   page: number,
   perPage: number,
+  sort: PackSort = 'updated',
 ): Promise<{ items: PackSummaryRecord[]; total: number }> {
-  return listPacks(db, filter, { limit: perPage, offset: (page - 1) * perPage })
+  return listPacks(db, filter, { limit: perPage, offset: (page - 1) * perPage }, sort)
 }
 
-/** A pack with everything its page shows, or undefined; namespace and pack id are matched case-insensitively (they are stored in lower case). */
-export async function findPack(db: Db, namespace: string, packId: string): Promise<PackDetail | undefined> {
-  return loadPackDetail(db, namespace.toLowerCase(), packId.toLowerCase())
+/** May `viewer` see the pack? Hidden packs (by staff, or of a disabled account) only to their owner and staff. */
+export function canSee(viewer: Viewer | null | undefined, pack: Pick<PackRecord, 'hidden' | 'ownerDisabled' | 'ownerId'>): boolean {
+  if (!pack.hidden && !pack.ownerDisabled) return true
+  return viewer != null && (viewer.isStaff || viewer.id === pack.ownerId)
 }
 
-/** As findPack, for the API: a missing pack is NotFound. */
-export async function getPack(db: Db, namespace: string, packId: string): Promise<PackDetail> {
-  const pack = await findPack(db, namespace, packId)
+/** May `user` change the pack (edit it, manage its versions, delete it)? Its owner and staff. */
+export function canManage(user: Viewer | null | undefined, pack: Pick<PackRecord, 'ownerId'>): boolean {
+  return user != null && (user.isStaff || user.id === pack.ownerId)
+}
+
+/**
+ * A pack with everything its page shows, or undefined when there is none or
+ * `viewer` may not see it (canSee); namespace and pack id are matched
+ * case-insensitively (they are stored in lower case).
+ */
+export async function findPack(db: Db, namespace: string, packId: string, viewer: Viewer | null | undefined): Promise<PackDetail | undefined> {
+  const pack = await loadPackDetail(db, namespace.toLowerCase(), packId.toLowerCase())
+  return pack && canSee(viewer, pack) ? pack : undefined
+}
+
+/** As findPack, for the API: a missing (or unseen) pack is NotFound. */
+export async function getPack(db: Db, namespace: string, packId: string, viewer: Viewer | null | undefined): Promise<PackDetail> {
+  const pack = await findPack(db, namespace, packId, viewer)
   if (!pack) throw new NotFound('pack not found')
+  return pack
+}
+
+/** As getPack, for a change: someone who may not change the pack hears NotFound, as for a missing one (as drafts do). */
+export async function getManagedPack(db: Db, namespace: string, packId: string, user: Viewer): Promise<PackDetail> {
+  const pack = await loadPackDetail(db, namespace.toLowerCase(), packId.toLowerCase())
+  if (!pack || !canManage(user, pack)) throw new NotFound('pack not found')
   return pack
 }
 
@@ -150,7 +174,7 @@ export async function publishDraft(deps: PacksDeps, user: User, draftUuid: strin
   await deleteStoredFiles(deps.store, extraStorageKeys)
   // The update-check may hold a "not found" for this id from before it existed.
   await packChanged(deps.updateCheckCache, namespace, packId!)
-  return getPack(db, namespace, packId!)
+  return getPack(db, namespace, packId!, user)
 }
 
 function checkLength(field: string, value: string, max: number): void {
@@ -213,7 +237,7 @@ export async function addVersion(
     ownerId: user.id, packRowId, file: form.file, versionName: form.versionName, changelog: form.changelog,
   })
   await packChanged(deps.updateCheckCache, lowerNamespace, lowerPackId)
-  return getPack(deps.db, lowerNamespace, lowerPackId)
+  return getPack(deps.db, lowerNamespace, lowerPackId, user)
 }
 
 interface NewVersion {

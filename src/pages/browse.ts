@@ -166,7 +166,9 @@ ${thumbnail(pack.thumbnailFileId === null ? null : view.fileUrl(pack.thumbnailFi
 <p class="pack-ref mono">${pack.namespace}:${pack.packId}</p>
 ${pack.summary ? html`<p class="summary">${pack.summary}</p>` : null}
 ${chips.some((c) => c !== null) ? html`<ul class="chips">${chips}</ul>` : null}
-<p class="meta"><span>Version <strong class="version-name">${pack.latest.name}</strong></span> <span class="pack-format">${packFormatText(pack.latest.packFormat)}</span>
+<p class="meta">${pack.latest
+    ? html`<span>Version <strong class="version-name">${pack.latest.name}</strong></span> <span class="pack-format">${packFormatText(pack.latest.packFormat)}</span>`
+    : html`<span class="no-version">No current version</span>`}
 <span>by <span class="owner">${pack.owner}</span></span> <span>updated ${timeTag(pack.updatedAt)}</span></p>
 </div></article></li>`
 }

@@ -23,7 +23,7 @@ export default async function packPages(app: App): Promise<void> {
     // Stored in lower case; the page answers to any case, like the API.
     const namespace = request.params.namespace.toLowerCase()
     const packId = request.params.pack_id.toLowerCase()
-    const pack = await findPack(app.db, namespace, packId)
+    const pack = await findPack(app.db, namespace, packId, request.user)
     if (!pack) throw new NotFound(`there is no pack "${namespace}:${packId}"`)
     const user = request.user
     const view: PackView = {

@@ -12,8 +12,12 @@
 // client's to invent, are kept apart under their own bound, so a flood of
 // invented ids never evicts a real pack's answer.
 
-/** The JSON body exactly as sent and its ETag; null when no such pack exists. */
-export type UpdateCheckAnswer = { body: string; etag: string } | null
+/**
+ * The JSON body exactly as sent and its ETag; null when no such pack exists
+ * (or it is hidden). `noVersion` marks a pack that exists with no version to
+ * offer (every one yanked or deleted): a 404 whose detail is `body`.
+ */
+export type UpdateCheckAnswer = { body: string; etag: string; noVersion?: true } | null
 
 export interface UpdateCheckCacheLimits {
   /** Packs with at least one cached answer. */

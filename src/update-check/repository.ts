@@ -15,19 +15,25 @@ export interface NewestVersionRecord {
 }
 
 /**
- * The newest version of a pack (by publication time) with the pack's title.
- * One query: the unique (namespace, pack_id) index finds the pack,
- * versions_pack_created gives its newest version.
+ * The newest version of a pack (by publication time) that is not yanked,
+ * with the pack's title; undefined when there is none, or the pack is hidden
+ * (by staff, or its owner's account is disabled): a player's mod sees only
+ * public packs. One query: the unique (namespace, pack_id) index finds the
+ * pack, versions_pack_created gives its newest versions.
  */
 export async function findNewestVersion(db: Db, namespace: string, packId: string): Promise<NewestVersionRecord | undefined> {
   const row = await db
     .selectFrom('packs')
+    .innerJoin('users', 'users.id', 'packs.owner_id')
     .innerJoin('versions', 'versions.pack_id', 'packs.id')
     .select([
       'packs.namespace', 'packs.pack_id', 'packs.title', 'versions.name', 'versions.pack_format', 'versions.file_id', 'versions.created_at',
     ])
     .where('packs.namespace', '=', namespace)
     .where('packs.pack_id', '=', packId)
+    .where('packs.hidden_at', 'is', null)
+    .where('users.disabled_at', 'is', null)
+    .where('versions.yanked_at', 'is', null)
     .orderBy('versions.created_at', 'desc')
     .limit(1)
     .executeTakeFirst()
@@ -40,4 +46,18 @@ export async function findNewestVersion(db: Db, namespace: string, packId: strin
     fileId: row.file_id,
     createdAt: row.created_at,
   }
+}
+
+/** Whether a public pack (not hidden, owner not disabled) has this namespace and id: one with no version to offer. */
+export async function publicPackExists(db: Db, namespace: string, packId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('packs')
+    .innerJoin('users', 'users.id', 'packs.owner_id')
+    .select('packs.id')
+    .where('packs.namespace', '=', namespace)
+    .where('packs.pack_id', '=', packId)
+    .where('packs.hidden_at', 'is', null)
+    .where('users.disabled_at', 'is', null)
+    .executeTakeFirst()
+  return row !== undefined
 }

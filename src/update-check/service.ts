@@ -7,7 +7,10 @@ import type { Db } from '../db/index.js'
 import { NotFound } from '../errors.js'
 import { packKey, type UpdateCheckAnswer, type UpdateCheckCache } from './cache.js'
 import { toPackLatest } from './mapper.js'
-import { findNewestVersion } from './repository.js'
+import { findNewestVersion, publicPackExists } from './repository.js'
+
+/** The 404 for a pack whose every version is yanked or deleted. */
+const NO_VERSION = 'the pack has no version to offer: every version is yanked or deleted'
 import type { FileUrls } from '../packs/mapper.js'
 
 export interface UpdateCheckDeps {
@@ -38,16 +41,20 @@ export async function updateCheck(
   if (answer === undefined) {
     const generation = cache.currentGeneration()
     const newest = await findNewestVersion(deps.db, lowerNamespace, lowerPackId)
-    answer = newest ? withEtag(JSON.stringify(toPackLatest(newest, urls))) : null
+    if (newest) answer = withEtag(JSON.stringify(toPackLatest(newest, urls)))
+    else if (await publicPackExists(deps.db, lowerNamespace, lowerPackId)) answer = { body: NO_VERSION, etag: '', noVersion: true }
+    else answer = null
     cache.set(key, origin, answer, generation)
   }
   if (answer === null) throw new NotFound('pack not found')
+  if (answer.noVersion) throw new NotFound(answer.body)
   return answer
 }
 
 /**
- * Drops the pack's cached answers after a publish or a new version (a "not
- * found" from before it existed included). Awaited before the change is
+ * Drops the pack's cached answers after anything that changes them: a
+ * publish, a new version, an edited title, a yank, a deletion, hiding, an
+ * account disabled (a "not found" from before it existed included). Awaited before the change is
  * answered: with REDIS_URL, every instance will then see it.
  */
 export async function packChanged(cache: UpdateCheckCache, namespace: string, packId: string): Promise<void> {

@@ -64,8 +64,8 @@ describe('POST /api/draft/publish/', () => {
     assert.equal(pack.owner, 'alice')
     assert.equal(pack.thumbnail_url, thumb.url, 'the newest thumbnail wins')
     assert.deepEqual(pack.media, [
-      { url: media1.url, content_type: 'image/png', filename: 'shot1.png' },
-      { url: media2.url, content_type: 'video/webm', filename: 'clip.webm' },
+      { id: media1.url.split('/').at(-2), url: media1.url, content_type: 'image/png', filename: 'shot1.png' },
+      { id: media2.url.split('/').at(-2), url: media2.url, content_type: 'video/webm', filename: 'clip.webm' },
     ])
     assert.equal(pack.versions.length, 1)
     const [v] = pack.versions

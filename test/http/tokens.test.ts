@@ -71,7 +71,7 @@ describe('API tokens', () => {
     const ids = list.map((t) => t.id)
     assert.ok(ids.indexOf(second.id) < ids.indexOf(first.id), 'newest first')
     for (const token of list) {
-      assert.deepEqual(Object.keys(token).sort(), ['created_at', 'expired', 'expires_at', 'id', 'last_used_at', 'name'])
+      assert.deepEqual(Object.keys(token).sort(), ['created_at', 'expired', 'expires_at', 'id', 'last_used_at', 'name', 'packs', 'scope'])
     }
     assert.equal(list.find((t) => t.id === first.id)!.expires_at, null)
     assert.match(list.find((t) => t.id === second.id)!.last_used_at ?? '', ISO_Z, 'use is recorded')
@@ -200,7 +200,7 @@ describe('API tokens', () => {
     const item = list.responses['200']!.content!['application/json']!.schema.items!.properties!
     assert.ok(!('token' in item) && !('token_hash' in item))
     const body = post.requestBody!.content['application/json']!.schema.properties!
-    assert.deepEqual(Object.keys(body).sort(), ['expires_in_days', 'name'])
+    assert.deepEqual(Object.keys(body).sort(), ['expires_in_days', 'name', 'packs', 'scope'])
   })
 })
 
