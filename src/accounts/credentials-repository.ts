@@ -32,7 +32,7 @@ export interface TokenOwner {
   usernameLower: string
 }
 
-/** The live (not revoked, not expired) token with this hash, and its user. */
+/** The live (not revoked, not expired) token with this hash, and its user; a disabled account's tokens are not live. */
 export async function findLiveTokenByHash(db: Db, tokenHash: string, now: string): Promise<TokenOwner | undefined> {
   const row = await db
     .selectFrom('api_tokens')
@@ -40,6 +40,7 @@ export async function findLiveTokenByHash(db: Db, tokenHash: string, now: string
     .select(['api_tokens.id as token_id', 'api_tokens.last_used_at', 'users.id', 'users.username', 'users.username_lower', 'users.is_staff'])
     .where('api_tokens.token_hash', '=', tokenHash)
     .where('api_tokens.revoked_at', 'is', null)
+    .where('users.disabled_at', 'is', null)
     .where((eb) => eb.or([eb('api_tokens.expires_at', 'is', null), eb('api_tokens.expires_at', '>', now)]))
     .executeTakeFirst()
   if (!row) return undefined
@@ -64,6 +65,7 @@ export async function findLiveSessionUser(db: Db, tokenHash: string, now: string
     .select(['users.id', 'users.username', 'users.is_staff'])
     .where('sessions.token_hash', '=', tokenHash)
     .where('sessions.expires_at', '>', now)
+    .where('users.disabled_at', 'is', null)
     .executeTakeFirst()
   return row ? rowToUser(row) : undefined
 }

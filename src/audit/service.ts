@@ -5,14 +5,18 @@
 import type { Db } from '../db/index.js'
 import { insertAuditEntry, type NewAuditEntry } from './repository.js'
 
-/** Who acted: a signed-in user (owner or staff), or the admin CLI. */
+/**
+ * Who acts: a signed-in user (owner or staff; a User is an Actor), or the
+ * admin CLI, which may do what staff may.
+ */
 export interface Actor {
   id: string | null
   username: string
+  isStaff: boolean
 }
 
 /** The admin CLI (`npx packs`): whoever runs it on the server. */
-export const CLI_ACTOR: Actor = { id: null, username: '(admin CLI)' }
+export const CLI_ACTOR: Actor = { id: null, username: '(admin CLI)', isStaff: true }
 
 /** What is recorded; see src/api/audit.ts for the names staff read. */
 export type AuditAction =

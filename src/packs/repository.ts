@@ -93,7 +93,8 @@ export type PackSort = 'updated' | 'downloads' | 'created'
 
 /** Who is looking: hidden packs show only to their owner and to staff. */
 export interface Viewer {
-  id: string
+  /** null: the admin CLI (which is staff). */
+  id: string | null
   isStaff: boolean
 }
 
