@@ -1,5 +1,5 @@
-// Reading a stored version archive: is it a ZIP we can read, and what does its
-// root pack.mcmeta say? Works through FileStore ranged reads, so the archive is
+// Reading a stored version archive: is it a ZIP we can read, what does its
+// root pack.mcmeta say, and is it a resource pack or a data pack? Works through FileStore ranged reads, so the archive is
 // never loaded whole, wherever it is stored.
 //
 // An upload is hostile until proven otherwise (issue 8, item 4: 3000 central
@@ -20,7 +20,9 @@
 import { inflateRawSync } from 'node:zlib'
 import type { FileStore } from '../storage/index.js'
 import { InvalidUpload, StorageUnavailable } from '../errors.js'
-import { packFormatOfText } from './packmeta.js'
+import type { PackDeclaration, PackKind } from '../minecraft/declaration.js'
+import { declaredRange, parseMcmeta } from '../minecraft/mcmeta.js'
+import { packFormatOf } from './packmeta.js'
 
 /**
  * Most central-directory records an archive may have. Large resource packs hold
@@ -56,11 +58,17 @@ const FLAG_STRONG_ENCRYPTION = 0x40
 const STORED = 0
 const DEFLATED = 8
 const MCMETA_NAME = Buffer.from('pack.mcmeta')
+// The folders the game reads a pack's content from (PackType.getDirectory), with
+// the separator Java's ZipFile lookups use: names written with backslashes are not found by the game.
+const ASSETS_PREFIX = Buffer.from('assets/')
+const DATA_PREFIX = Buffer.from('data/')
 
 export interface ArchiveInfo {
   entries: number
-  /** From pack.mcmeta at the root; null when absent or unusable. */
+  /** From pack.mcmeta at the root (CONTRACT §4); null when absent or unusable. */
   packFormat: number | null
+  /** Its kind from its root folders, and the format range its pack.mcmeta declares. */
+  declaration: PackDeclaration
 }
 
 /**
@@ -71,9 +79,19 @@ export interface ArchiveInfo {
 export async function inspectArchive(store: Pick<FileStore, 'get'>, key: string, size: number): Promise<ArchiveInfo> {
   const reader = new StoreReader(store, key, size)
   const directory = await findCentralDirectory(reader)
-  const mcmeta = await walkCentralDirectory(reader, directory)
-  const packFormat = mcmeta ? await readMcmeta(reader, mcmeta, directory.offset) : null
-  return { entries: directory.entries, packFormat }
+  const walk = await walkCentralDirectory(reader, directory)
+  const mcmeta = walk.mcmeta ? await readMcmeta(reader, walk.mcmeta, directory.offset) : undefined
+  return {
+    entries: directory.entries,
+    packFormat: packFormatOf(mcmeta),
+    declaration: { kind: kindOf(walk.hasAssets, walk.hasData), range: declaredRange(mcmeta) },
+  }
+}
+
+/** A resource pack has assets/, a data pack data/; an archive with both or neither is not said to be either. */
+export function kindOf(hasAssets: boolean, hasData: boolean): PackKind | null {
+  if (hasAssets === hasData) return null
+  return hasAssets ? 'resource' : 'data'
 }
 
 function unreadable(reason: string): InvalidUpload {
@@ -139,16 +157,28 @@ interface McmetaRecord {
   localHeaderOffset: number
 }
 
+interface DirectoryWalk {
+  /** The root pack.mcmeta's record, if there is one. */
+  mcmeta: McmetaRecord | null
+  /** Some entry lies under assets/ at the root (a folder's own entry counts). */
+  hasAssets: boolean
+  /** Some entry lies under data/ at the root. */
+  hasData: boolean
+}
+
 /**
  * Checks every record (sizes, names, no overlapping data) and returns the root
- * pack.mcmeta's, if any. Names are compared as bytes, never decoded: the name
- * Minecraft looks up is plain ASCII, the same in CP437 and UTF-8.
+ * pack.mcmeta's, if any, and which of the root folders assets/ and data/ hold
+ * entries. Names are compared as bytes, never decoded: the names Minecraft
+ * looks up are plain ASCII, the same in CP437 and UTF-8.
  */
-async function walkCentralDirectory(reader: StoreReader, directory: CentralDirectory): Promise<McmetaRecord | null> {
+async function walkCentralDirectory(reader: StoreReader, directory: CentralDirectory): Promise<DirectoryWalk> {
   const end = directory.offset + directory.size
   const dataStarts = new Float64Array(directory.entries)
   const dataEnds = new Float64Array(directory.entries)
   let mcmeta: McmetaRecord | null = null
+  let hasAssets = false
+  let hasData = false
   let position = directory.offset
   for (let index = 0; index < directory.entries; index++) {
     if (position + RECORD_SIZE > end) throw unreadable('its central directory is cut short')
@@ -201,12 +231,18 @@ async function walkCentralDirectory(reader: StoreReader, directory: CentralDirec
       if (mcmeta) throw new InvalidUpload('the archive has more than one pack.mcmeta at its root (duplicate entry)')
       mcmeta = { flags, method, compressedSize, uncompressedSize, localHeaderOffset }
     }
+    hasAssets ||= startsWith(name, ASSETS_PREFIX)
+    hasData ||= startsWith(name, DATA_PREFIX)
     position = next
   }
   if (overlaps(dataStarts, dataEnds)) {
     throw new InvalidUpload('the archive has overlapping entries (entries that share data, as zip bombs do)')
   }
-  return mcmeta
+  return { mcmeta, hasAssets, hasData }
+}
+
+function startsWith(name: Buffer, prefix: Buffer): boolean {
+  return name.length >= prefix.length && name.subarray(0, prefix.length).equals(prefix)
 }
 
 /**
@@ -260,19 +296,22 @@ function isAsciiLetter(byte: number): boolean {
   return (byte >= 0x41 && byte <= 0x5a) || (byte >= 0x61 && byte <= 0x7a)
 }
 
-/** pack_format of the root pack.mcmeta, or null; a broken or huge pack.mcmeta never rejects the upload (CONTRACT §4). */
-async function readMcmeta(reader: StoreReader, record: McmetaRecord, dataLimit: number): Promise<number | null> {
-  if (record.flags & FLAG_ENCRYPTED) return null
-  if (record.method !== STORED && record.method !== DEFLATED) return null
-  if (record.uncompressedSize > MAX_MCMETA_BYTES || record.compressedSize > MAX_MCMETA_STORED_BYTES) return null
+/**
+ * The root pack.mcmeta as JSON, or undefined when it cannot be read or is not
+ * JSON; a broken or huge pack.mcmeta never rejects the upload (CONTRACT §4).
+ */
+async function readMcmeta(reader: StoreReader, record: McmetaRecord, dataLimit: number): Promise<unknown> {
+  if (record.flags & FLAG_ENCRYPTED) return undefined
+  if (record.method !== STORED && record.method !== DEFLATED) return undefined
+  if (record.uncompressedSize > MAX_MCMETA_BYTES || record.compressedSize > MAX_MCMETA_STORED_BYTES) return undefined
   // The walk checked that the local header lies before the central directory.
   // One fetch takes the header, its name and extra field (64 KiB each at most) and the data.
   const headerEnd = record.localHeaderOffset + LOCAL_HEADER_SIZE
   const header = await reader.read(record.localHeaderOffset, headerEnd, Math.min(dataLimit, headerEnd + 2 * 0xffff + record.compressedSize))
-  if (header.readUInt32LE(0) !== LOCAL_HEADER_SIGNATURE) return null
+  if (header.readUInt32LE(0) !== LOCAL_HEADER_SIGNATURE) return undefined
   const dataStart = record.localHeaderOffset + LOCAL_HEADER_SIZE + header.readUInt16LE(26) + header.readUInt16LE(28)
   const dataEnd = dataStart + record.compressedSize
-  if (dataEnd > dataLimit) return null
+  if (dataEnd > dataLimit) return undefined
   const data = await reader.read(dataStart, dataEnd)
   let text: Buffer
   if (record.method === STORED) {
@@ -282,12 +321,12 @@ async function readMcmeta(reader: StoreReader, record: McmetaRecord, dataLimit: 
     try {
       text = inflateRawSync(data, { maxOutputLength: MAX_MCMETA_BYTES })
     } catch {
-      return null
+      return undefined
     }
   }
   // A size that lies marks a damaged entry; its text is not trusted either.
-  if (text.length !== record.uncompressedSize) return null
-  return packFormatOfText(text.toString('utf8'))
+  if (text.length !== record.uncompressedSize) return undefined
+  return parseMcmeta(text.toString('utf8'))
 }
 
 function u32(value: number): Buffer {

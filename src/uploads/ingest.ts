@@ -7,6 +7,7 @@ import { Transform, pipeline, type Readable, type TransformCallback } from 'node
 import type { UploadKind } from '../api/constants.js'
 import type { FileStore } from '../storage/index.js'
 import type { NewFile } from '../files/repository.js'
+import type { PackDeclaration } from '../minecraft/declaration.js'
 import { inspectArchive } from './archives.js'
 import { InvalidUpload, PayloadTooLarge } from '../errors.js'
 import { ALLOWED_TYPES, SNIFF_BYTES, ZIP_TYPE, describeAllowed, sniffType } from './filetypes.js'
@@ -17,6 +18,8 @@ import { formatBytes } from '../web/format.js'
 export interface IngestedFile extends NewFile {
   /** For version archives: pack_format from pack.mcmeta, else null. */
   packFormat: number | null
+  /** For version archives: their kind and declared format range, which insertFile keeps on the file's row; else undefined. */
+  pack: PackDeclaration | undefined
 }
 
 export interface IngestOptions {
@@ -85,6 +88,7 @@ export async function acceptFile(store: FileStore, received: ReceivedFile, optio
       size: received.size,
       sha256: received.sha256,
       packFormat: contentType.packFormat,
+      pack: contentType.pack,
     }
   } catch (error) {
     await store.delete(received.storageKey)
@@ -96,17 +100,23 @@ function tooLarge(limitName: string, maxBytes: number): PayloadTooLarge {
   return new PayloadTooLarge(`the file is larger than the ${limitName} of ${formatBytes(maxBytes, 'exact')}`)
 }
 
-async function decideType(store: FileStore, received: ReceivedFile, kind: UploadKind): Promise<{ mime: string; packFormat: number | null }> {
+interface DecidedType {
+  mime: string
+  packFormat: number | null
+  pack: PackDeclaration | undefined
+}
+
+async function decideType(store: FileStore, received: ReceivedFile, kind: UploadKind): Promise<DecidedType> {
   if (kind === 'version') {
     // file-type would call a ZIP with a META-INF folder a JAR; what matters here is that it opens as a ZIP.
     const archive = await inspectArchive(store, received.storageKey, received.size)
-    return { mime: ZIP_TYPE, packFormat: archive.packFormat }
+    return { mime: ZIP_TYPE, packFormat: archive.packFormat, pack: archive.declaration }
   }
   const mime = await sniffType(received.head)
   if (!mime || !ALLOWED_TYPES[kind].includes(mime)) {
     throw new InvalidUpload(`invalid file type for kind "${kind}": ${mime ? `got ${mime}, ` : ''}expected ${describeAllowed(kind)}`)
   }
-  return { mime, packFormat: null }
+  return { mime, packFormat: null, pack: undefined }
 }
 
 /**

@@ -12,6 +12,7 @@ import yazl from 'yazl'
 import { inspectArchive, MAX_ARCHIVE_ENTRIES, MAX_MCMETA_BYTES, type ArchiveInfo } from '../../src/uploads/archives.js'
 import { InvalidUpload, StorageUnavailable } from '../../src/errors.js'
 import type { FileStore } from '../../src/storage/index.js'
+import type { PackDeclaration } from '../../src/minecraft/declaration.js'
 import { datapack, rawZip, zip, zipEntryBomb, zipLocalHeader, type RawZipEntry } from '../helpers/fixtures.js'
 
 /** Milliseconds any archive below may take, however it is shaped. */
@@ -62,6 +63,9 @@ const deflated = (name: string, content: string | Buffer, uncompressedSize?: num
   return { name, data: deflateRawSync(bytes), method: 8, uncompressedSize: uncompressedSize ?? bytes.length }
 }
 const MCMETA = '{"pack":{"pack_format":15,"description":"x"}}'
+/** What MCMETA declares, in an archive with neither assets/ nor data/; and what an archive without a usable one declares. */
+const DECLARES_15: PackDeclaration = { kind: null, range: { min: [15, 0], max: [15] } }
+const DECLARES_NOTHING: PackDeclaration = { kind: null, range: null }
 
 describe('the ZIP entry bomb of issue 8', () => {
   test('3000 records naming one deflated 1 MiB pack.mcmeta: refused as a duplicate entry, without inflating', async () => {
@@ -95,7 +99,7 @@ describe('overlapping entries', () => {
   test('records out of offset order but disjoint are fine', async () => {
     const entries = [stored('pack.mcmeta', MCMETA), stored('a.txt', 'a'), stored('b.txt', 'b')]
     const info = await expectAccepted(rawZip(entries, { records: [{ entry: 2 }, { entry: 0 }, { entry: 1 }] }))
-    assert.deepEqual(info, { entries: 3, packFormat: 15 })
+    assert.deepEqual(info, { entries: 3, packFormat: 15, declaration: DECLARES_15 })
   })
 
   test('an entry whose data would run into the central directory', async () => {
@@ -110,7 +114,7 @@ describe('entry count', () => {
   test(`${MAX_ARCHIVE_ENTRIES} entries are allowed (ZIP64)`, async () => {
     // Walking the cap's worth of records is the most work an archive can ask for; 5 s is a generous bound.
     const info = await expectAccepted(tiny(MAX_ARCHIVE_ENTRIES), 5000)
-    assert.deepEqual(info, { entries: MAX_ARCHIVE_ENTRIES, packFormat: null })
+    assert.deepEqual(info, { entries: MAX_ARCHIVE_ENTRIES, packFormat: null, declaration: DECLARES_NOTHING })
   })
 
   test('one more is refused before any record is read', async () => {
@@ -129,16 +133,16 @@ describe('entry count', () => {
 describe('pack.mcmeta is read once, and at most 64 KiB of it', () => {
   test('a header that says 27 bytes over 16 MiB of deflated data: unusable, not inflated', async () => {
     const lie = deflated('pack.mcmeta', Buffer.concat([Buffer.from(MCMETA), Buffer.alloc(16 * 1024 * 1024, 0x20)]), MCMETA.length)
-    assert.deepEqual(await expectAccepted(rawZip([lie])), { entries: 1, packFormat: null })
+    assert.deepEqual(await expectAccepted(rawZip([lie])), { entries: 1, packFormat: null, declaration: DECLARES_NOTHING })
   })
 
   test('a header that claims more than the data holds: unusable', async () => {
-    assert.deepEqual(await expectAccepted(rawZip([deflated('pack.mcmeta', MCMETA, MCMETA.length + 1)])), { entries: 1, packFormat: null })
+    assert.deepEqual(await expectAccepted(rawZip([deflated('pack.mcmeta', MCMETA, MCMETA.length + 1)])), { entries: 1, packFormat: null, declaration: DECLARES_NOTHING })
   })
 
   test('a header that claims more than the cap: not read at all', async () => {
     const entry = deflated('pack.mcmeta', MCMETA, MAX_MCMETA_BYTES + 1)
-    assert.deepEqual(await expectAccepted(rawZip([entry])), { entries: 1, packFormat: null })
+    assert.deepEqual(await expectAccepted(rawZip([entry])), { entries: 1, packFormat: null, declaration: DECLARES_NOTHING })
   })
 
   test('honest and within the cap, stored or deflated: read', async () => {
@@ -155,13 +159,62 @@ describe('pack.mcmeta is read once, and at most 64 KiB of it', () => {
 
   test('only the root pack.mcmeta counts; one elsewhere is just a file', async () => {
     const bytes = await zip({ 'nested/pack.mcmeta': '{"pack":{"pack_format":5}}', 'pack.mcmeta.bak': '{"pack":{"pack_format":6}}' })
-    assert.deepEqual(await expectAccepted(bytes), { entries: 2, packFormat: null })
+    assert.deepEqual(await expectAccepted(bytes), { entries: 2, packFormat: null, declaration: DECLARES_NOTHING })
   })
 
   test('a local header that does not match: unusable, not an error', async () => {
     const bytes = rawZip([stored('pack.mcmeta', MCMETA)])
     bytes.writeUInt32LE(0x12345678, 0)
     assert.equal((await expectAccepted(bytes)).packFormat, null)
+  })
+})
+
+describe('what the archive declares: its kind and its format range', () => {
+  const mcmeta = (pack: Record<string, unknown>) => JSON.stringify({ pack: { description: 'x', ...pack } })
+
+  test('assets/ at the root: a resource pack', async () => {
+    const info = await expectAccepted(await zip({ 'pack.mcmeta': mcmeta({ pack_format: 34, supported_formats: [34, 46] }), 'assets/minecraft/lang/en_us.json': '{}' }))
+    assert.deepEqual(info.declaration, { kind: 'resource', range: { min: [34, 0], max: [46] } })
+    assert.equal(info.packFormat, 34)
+  })
+
+  test('data/ at the root: a data pack', async () => {
+    const info = await expectAccepted(await zip({ 'pack.mcmeta': mcmeta({ min_format: [94, 1], max_format: [94, 1] }), 'data/x/function/a.mcfunction': 'say a' }))
+    assert.deepEqual(info.declaration, { kind: 'data', range: { min: [94, 1], max: [94, 1] } })
+    assert.equal(info.packFormat, 94)
+  })
+
+  test("a folder's own entry is enough", async () => {
+    const info = await expectAccepted(rawZip([stored('pack.mcmeta', MCMETA), stored('data/', '')]))
+    assert.equal(info.declaration.kind, 'data')
+  })
+
+  test('both folders, or neither: no kind', async () => {
+    const both = await expectAccepted(await zip({ 'pack.mcmeta': MCMETA, 'assets/a.txt': 'a', 'data/b.txt': 'b' }))
+    assert.deepEqual(both.declaration, DECLARES_15)
+    const neither = await expectAccepted(await zip({ 'pack.mcmeta': MCMETA, 'textures/a.png': 'a' }))
+    assert.deepEqual(neither.declaration, DECLARES_15)
+  })
+
+  test('only the root folders count, spelled as the game spells them', async () => {
+    for (const name of ['pack/assets/a.txt', 'Assets/a.txt', 'DATA/a.txt', 'assets\\a.txt', 'data\\b.txt', 'assets', 'data', 'datapack/a.txt', 'assetsx/a.txt']) {
+      // rawZip, not a ZIP library: libraries refuse to write names with backslashes, some old tools did not.
+      const info = await expectAccepted(rawZip([stored('pack.mcmeta', MCMETA), stored(name, 'x')]))
+      assert.equal(info.declaration.kind, null, name)
+    }
+  })
+
+  test('the kind is read even without a pack.mcmeta, and a broken one declares no range', async () => {
+    assert.deepEqual((await expectAccepted(await zip({ 'assets/a.txt': 'a' }))).declaration, { kind: 'resource', range: null })
+    const broken = await expectAccepted(await zip({ 'pack.mcmeta': '{"pack": {"pack_format": "forty", ', 'data/a.txt': 'a' }))
+    assert.deepEqual(broken.declaration, { kind: 'data', range: null })
+    assert.equal(broken.packFormat, null)
+  })
+
+  test('hostile numbers are no range; pack_format keeps its CONTRACT meaning', async () => {
+    const info = await expectAccepted(await zip({ 'pack.mcmeta': mcmeta({ pack_format: -4, min_format: [-1, 'x'], max_format: { a: 1 } }) }))
+    assert.deepEqual(info.declaration, DECLARES_NOTHING)
+    assert.equal(info.packFormat, -4)
   })
 })
 
@@ -177,11 +230,11 @@ describe('a real pack', () => {
     archive.end()
     const chunks: Buffer[] = []
     for await (const chunk of archive.outputStream) chunks.push(chunk as Buffer)
-    assert.deepEqual(await expectAccepted(Buffer.concat(chunks)), { entries: 5001, packFormat: 15 })
+    assert.deepEqual(await expectAccepted(Buffer.concat(chunks)), { entries: 5001, packFormat: 15, declaration: { ...DECLARES_15, kind: 'resource' } })
   })
 
   test('an empty archive is a readable ZIP', async () => {
-    assert.deepEqual(await expectAccepted(await zip({})), { entries: 0, packFormat: null })
+    assert.deepEqual(await expectAccepted(await zip({})), { entries: 0, packFormat: null, declaration: DECLARES_NOTHING })
   })
 })
 
@@ -189,7 +242,7 @@ describe('other shapes that used to cost time, or could', () => {
   test('a 64 KiB comment full of end-record signatures is searched once', async () => {
     const comment = Buffer.alloc(0xffff)
     for (let i = 0; i + 4 <= comment.length; i += 4) comment.writeUInt32LE(0x06054b50, i)
-    assert.deepEqual(await expectAccepted(rawZip([stored('pack.mcmeta', MCMETA)], { comment })), { entries: 1, packFormat: 15 })
+    assert.deepEqual(await expectAccepted(rawZip([stored('pack.mcmeta', MCMETA)], { comment })), { entries: 1, packFormat: 15, declaration: DECLARES_15 })
   })
 
   test('1 MiB of end-record signatures and nothing else', async () => {
@@ -201,7 +254,7 @@ describe('other shapes that used to cost time, or could', () => {
   test('names of 64 KiB each: the walk does not decode them', async () => {
     const longName = `${'d/'.repeat(0x7ff0)}`
     const entries = Array.from({ length: 64 }, (_, i) => stored(`${longName}${String(i).padStart(4, '0')}`, ''))
-    assert.deepEqual(await expectAccepted(rawZip([stored('pack.mcmeta', MCMETA), ...entries])), { entries: 65, packFormat: 15 })
+    assert.deepEqual(await expectAccepted(rawZip([stored('pack.mcmeta', MCMETA), ...entries])), { entries: 65, packFormat: 15, declaration: DECLARES_15 })
   })
 
   test('a ZIP64 locator pointing past the file, or at garbage', async () => {

@@ -22,6 +22,10 @@ describe('packFormatOf', () => {
     ['null', null, null],
     ['an array at the top', [{ pack: { pack_format: 48 } }], null],
     ['a number at the top', 48, null],
+    ['pack_format past a 32-bit integer falls to max_format', { pack: { pack_format: 1e300, max_format: [94, 1] } }, 94],
+    ['pack_format and max_format past a 32-bit integer', { pack: { pack_format: 2 ** 31, max_format: [-(2 ** 31) - 1] } }, null],
+    ['the 32-bit bounds themselves', { pack: { pack_format: -(2 ** 31), max_format: 2 ** 31 - 1 } }, -(2 ** 31)],
+    ['the largest 32-bit max_format', { pack: { max_format: 2 ** 31 - 1 } }, 2 ** 31 - 1],
   ]
   for (const [name, mcmeta, expected] of cases) {
     test(name, () => assert.equal(packFormatOf(mcmeta), expected))
