@@ -12,7 +12,8 @@ export default async function tokenRoutes(app: App): Promise<void> {
     config: { access: 'user' },
     schema: {
       summary: 'List my API tokens',
-      description: 'The caller\'s tokens that are not revoked, newest first. Expired tokens stay listed, with `expired: true`, '
+      description: 'The caller\'s tokens that are not revoked, newest first, each with its reach (`scope`, and for publish tokens '
+        + 'the `packs` by their current names). Expired tokens stay listed, with `expired: true`, '
         + 'until they are revoked, so their owner can see why a script stopped working. The secret itself is never listed.',
       tags: ['tokens'],
       security: bearerAuth,
@@ -25,11 +26,14 @@ export default async function tokenRoutes(app: App): Promise<void> {
     schema: {
       summary: 'Create an API token',
       description: 'Needs a signed-in browser session (with its X-CSRF-Token); a request authenticated by a token gets 403. '
+        + 'The token\'s reach: `scope` full (the default), read (reading only), or publish with `packs`: new versions of those '
+        + 'packs, which must be the caller\'s own (the CI case: a build job that can release one pack and do nothing else). '
+        + '400 for unknown packs or someone else\'s (named), a publish token without packs, or packs with another scope. '
         + 'The answer carries the token and the complete `Authorization` header value; this is the only time the token is shown.',
       tags: ['tokens'],
       security: bearerAuth,
       body: CreateTokenBody,
-      response: { 201: CreatedToken, ...errorResponses(400, 401, 403) },
+      response: { 201: CreatedToken, ...errorResponses(400, 401, 403, 409) },
     },
   }, async (request, reply) => {
     // A token must not mint tokens: whoever holds a leaked token could otherwise
@@ -39,7 +43,8 @@ export default async function tokenRoutes(app: App): Promise<void> {
       throw new Forbidden('API tokens can only be created from a signed-in browser session (Settings → API tokens), not with a token')
     }
     const user = request.user!
-    const { token, record } = await issueApiToken(app.db, user.id, request.body.name, request.body.expires_in_days ?? null)
+    const { name, expires_in_days: days, scope, packs } = request.body
+    const { token, record } = await issueApiToken(app.db, user, name, days ?? null, { scope, packs })
     return reply.code(201).send(toCreatedToken(record, token, user))
   })
 

@@ -2,9 +2,12 @@
 import { Type, type Static } from 'typebox'
 import { TOKEN_MAX_DAYS, TOKEN_MAX_PACKS, TOKEN_NAME_MAX } from './constants.js'
 
-const Scope = Type.Union([Type.Literal('full'), Type.Literal('read'), Type.Literal('publish')], {
-  description: 'full: everything its owner may do; read: reading only (GET); publish: reading, and new versions of the packs listed.',
-})
+const SCOPE_DESCRIPTION = 'The token\'s reach. full: everything its owner may do (every token made before reaches existed). '
+  + 'read: reading only (GET, HEAD, OPTIONS). publish: reading, and new versions of the packs listed in `packs` '
+  + '(POST /api/packs/{namespace}/{pack_id}/versions/) and nothing else: no uploads, drafts, new packs or other changes. '
+  + 'A request beyond the reach gets 403 with a detail naming what the token may do.'
+
+const Scope = Type.Union([Type.Literal('full'), Type.Literal('read'), Type.Literal('publish')], { description: SCOPE_DESCRIPTION })
 
 export const ApiToken = Type.Object(
   {
@@ -17,7 +20,10 @@ export const ApiToken = Type.Object(
     expires_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'null: never expires.' }),
     expired: Type.Boolean({ description: 'Past expires_at: the token no longer works, and stays listed until revoked.' }),
     scope: Scope,
-    packs: Type.Array(Type.String(), { description: 'scope publish: the packs (namespace:pack_id) it may publish versions of; otherwise empty.' }),
+    packs: Type.Array(Type.String(), {
+      description: 'scope publish: the packs (namespace:pack_id, current names) it may publish versions of; otherwise empty. '
+        + 'A pack deleted since is no longer listed; a publish token whose packs are all deleted stays, and may only read.',
+    }),
   },
   { title: 'ApiToken', description: 'An API token as its owner sees it. The token itself is shown only once, when it is created; only its hash is stored.' },
 )
@@ -36,10 +42,14 @@ export const CreateTokenBody = Type.Object(
       maximum: TOKEN_MAX_DAYS,
       description: `Lifetime in whole days from now (1-${TOKEN_MAX_DAYS}); omitted or null: the token never expires.`,
     })),
-    scope: Type.Optional(Type.Union([Type.Literal('full'), Type.Literal('read'), Type.Literal('publish')], { default: 'full', description: 'What the token may do; full when omitted.' })),
-    packs: Type.Optional(Type.Array(Type.String(), {
+    scope: Type.Optional(Type.Union([Type.Literal('full'), Type.Literal('read'), Type.Literal('publish')], {
+      default: 'full', description: `What the token may do; full when omitted. ${SCOPE_DESCRIPTION}`,
+    })),
+    packs: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
       maxItems: TOKEN_MAX_PACKS,
-      description: 'With scope publish: your packs (namespace:pack_id, or pack_id alone) it may publish new versions of; at least one.',
+      description: `Only with scope publish, and then at least one (at most ${TOKEN_MAX_PACKS}): packs you own, as namespace:pack_id, `
+        + 'or pack_id alone for one in your namespace, in any case. Unknown packs and other people\'s are refused (400, naming them), '
+        + 'staff\'s tokens included; packs with another scope: 400.',
     })),
   },
   { additionalProperties: false },

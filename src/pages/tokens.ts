@@ -1,10 +1,12 @@
 // Settings → API tokens. Server-rendered list and forms that work without
 // JavaScript; with it, src/web/client/pages/tokens.ts creates and revokes
 // through /api/tokens/ (src/accounts/token-routes.ts) and updates the page in place.
+// Each token has a reach (src/accounts/token-reach.ts): full, read-only, or
+// publishing new versions of packs chosen from the user's own.
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
-import { TOKEN_NAME_MAX } from '../api/constants.js'
-import { issueApiToken, listApiTokens, revokeApiToken, type ListedApiToken } from '../accounts/tokens-service.js'
+import { TOKEN_NAME_MAX, type TokenScope } from '../api/constants.js'
+import { issueApiToken, listApiTokens, listPublishablePacks, revokeApiToken, type ListedApiToken } from '../accounts/tokens-service.js'
 import { BadRequest, DomainError, Forbidden } from '../errors.js'
 import { sendPage } from '../web/respond.js'
 import type { App } from '../http/types.js'
@@ -19,6 +21,9 @@ const DEFAULT_EXPIRY_DAYS = 90
 const CreateForm = Type.Object({
   name: Type.Optional(Type.String()),
   expires_in_days: Type.Optional(Type.String()),
+  scope: Type.Optional(Type.String()),
+  // One checkbox ticked arrives as a string; the validator makes it a one-item array.
+  packs: Type.Optional(Type.Array(Type.String())),
   csrf_token: Type.Optional(Type.String()),
 })
 const RevokeParams = Type.Object({ token_id: Type.String() })
@@ -40,13 +45,16 @@ export default async function tokensPages(app: App): Promise<void> {
   app.post('/settings/tokens/', { config: { access: 'user' }, schema: { hide: true, body: CreateForm } }, async (request, reply) => {
     const user = request.user!
     const name = request.body.name ?? ''
+    const scope = request.body.scope ?? 'full'
+    // Ticked boxes count only for a publish token: without the page's script they stay tickable whatever is chosen.
+    const packs = scope === 'publish' ? request.body.packs ?? [] : []
     try {
       if (request.authMethod !== 'session') throw new Forbidden('API tokens can only be created from a signed-in browser session')
-      const { token } = await issueApiToken(app.db, user.id, name, parseExpiry(request.body.expires_in_days))
+      const { token } = await issueApiToken(app.db, user, name, parseExpiry(request.body.expires_in_days), { scope, packs })
       return renderTokensPage(app, request, reply, { created: { token, header: `Authorization: Bearer ${user.username} ${token}`, name } })
     } catch (error) {
       if (!(error instanceof DomainError)) throw error
-      return renderTokensPage(app, request, reply, { error: capitalise(error.detail), name }, error.status)
+      return renderTokensPage(app, request, reply, { error: capitalise(error.detail), name, scope, packs }, error.status)
     }
   })
 
@@ -69,12 +77,15 @@ interface PageState {
   error?: string
   notice?: string
   name?: string
+  /** The reach chosen before a refusal, shown again. */
+  scope?: string
+  packs?: readonly string[]
 }
 
 async function renderTokensPage(
   app: App, request: FastifyRequest, reply: Parameters<typeof sendPage>[2], state: PageState, status = 200,
 ) {
-  const tokens = await listApiTokens(app.db, request.user!.id)
+  const [tokens, ownPacks] = await Promise.all([listApiTokens(app.db, request.user!.id), listPublishablePacks(app.db, request.user!.id)])
   const csrf = request.csrfToken ?? ''
   const body = html`<h1>API tokens</h1>
 <p class="lead">A token lets a script or tool use the API as <strong>${request.user!.username}</strong>. Send it in the header
@@ -96,6 +107,7 @@ ${alertLine(state.error)}
 ${EXPIRY_CHOICES.map((days) => html`<option value="${days}"${days === DEFAULT_EXPIRY_DAYS ? html` selected` : null}>In ${days} days</option>`)}
 </select></div>
 </div>
+${reachFields(ownPacks, state)}
 <div class="actions"><button type="submit">Create token</button></div>
 </form>
 </section>
@@ -105,7 +117,7 @@ ${EXPIRY_CHOICES.map((days) => html`<option value="${days}"${days === DEFAULT_EX
 <p id="no-tokens" class="muted"${tokens.length > 0 ? html` hidden` : null}>You have no API tokens.</p>
 <div class="table-scroll"${tokens.length === 0 ? html` hidden` : null} id="token-table-wrap">
 <table class="tokens"><caption class="visually-hidden">Your API tokens, newest first</caption>
-<thead><tr><th scope="col">Name</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Expires</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+<thead><tr><th scope="col">Name</th><th scope="col">Access</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Expires</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
 <tbody id="token-rows">${tokens.map((token) => tokenRow(token, csrf))}</tbody>
 </table></div>
 </section>`
@@ -129,6 +141,7 @@ function newTokenPanel(created: NewToken | undefined): SafeHtml {
 function tokenRow(token: ListedApiToken, csrf: string): SafeHtml {
   return html`<tr data-token-id="${token.id}">
 <td class="token-name">${token.name}</td>
+<td data-label="Access" class="token-reach">${reachText(token.scope, token.packs)}</td>
 <td data-label="Created">${timeTag(token.created_at, true)}</td>
 <td data-label="Last used">${token.last_used_at ? timeTag(token.last_used_at, true) : html`<span class="muted">never</span>`}</td>
 <td data-label="Expires">${token.expires_at === null ? 'never' : token.expired ? html`<span class="expired">expired ${timeTag(token.expires_at, true)}</span>` : timeTag(token.expires_at, true)}</td>
@@ -136,4 +149,39 @@ function tokenRow(token: ListedApiToken, csrf: string): SafeHtml {
 <input type="hidden" name="csrf_token" value="${csrf}">
 <button type="submit" class="danger">Revoke<span class="visually-hidden"> ${token.name}</span></button></form></td>
 </tr>`
+}
+
+const SCOPE_CHOICES: ReadonlyArray<{ scope: TokenScope; label: string; hint: string }> = [
+  { scope: 'full', label: 'Full access', hint: 'Everything you may do on this site, except making tokens.' },
+  { scope: 'read', label: 'Read-only', hint: 'Reading only: it can change nothing.' },
+  {
+    scope: 'publish', label: 'Publish versions of the packs ticked below',
+    hint: 'New versions of those packs, and reading; no uploads, drafts, new packs or other changes. For a build job that releases a pack.',
+  },
+]
+
+/** Full / Read-only / Publish versions of [your packs]. Without the script every box stays tickable; the server uses them only for Publish. */
+function reachFields(ownPacks: ReadonlyArray<{ name: string; title: string }>, state: PageState): SafeHtml {
+  const chosen = SCOPE_CHOICES.some((c) => c.scope === state.scope) ? state.scope : 'full'
+  const ticked = new Set(state.packs ?? [])
+  return html`<fieldset class="token-reach-choice" id="token-reach">
+<legend>What it may do</legend>
+${SCOPE_CHOICES.map((choice) => html`<div class="choice"><input type="radio" name="scope" id="scope-${choice.scope}" value="${choice.scope}"${choice.scope === chosen ? html` checked` : null}${choice.scope === 'publish' && ownPacks.length === 0 ? html` disabled` : null} aria-describedby="scope-${choice.scope}-hint">
+<label for="scope-${choice.scope}">${choice.label}</label>
+<span class="hint" id="scope-${choice.scope}-hint">${choice.hint}</span></div>`)}
+${ownPacks.length === 0
+    ? html`<p class="muted" id="token-no-packs">You have no packs yet; a publish token names packs of yours, so publish one first.</p>`
+    : html`<fieldset class="token-packs" id="token-packs"><legend>Your packs</legend>
+${ownPacks.map((pack, index) => html`<div class="choice"><input type="checkbox" name="packs" id="token-pack-${index}" value="${pack.name}"${ticked.has(pack.name) ? html` checked` : null}>
+<label for="token-pack-${index}">${pack.title} <code>${pack.name}</code></label></div>`)}
+</fieldset>`}
+</fieldset>`
+}
+
+/** What a token may do, in the list (the page script's reachText says the same). */
+function reachText(scope: TokenScope, packs: readonly string[]): SafeHtml | string {
+  if (scope === 'full') return 'Full access'
+  if (scope === 'read') return 'Read-only'
+  if (packs.length === 0) return 'Publish versions of deleted packs: read-only now'
+  return html`Publish versions of ${packs.map((name, index) => html`${index > 0 ? ', ' : null}<code>${name}</code>`)}`
 }

@@ -1,10 +1,13 @@
 // backends: sqlite — pages are backend-independent; test/http/pages-*.test.ts cover them on every backend
 // Settings → API tokens in Chromium: create a token, copy its header line,
 // use it from a script (Node's fetch, no cookies), revoke it in the page, and
-// see the script refused at once.
+// see the script refused at once; and a publish-only token for one pack, the
+// build job's token, made by choosing the pack on the page.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { assertNoProblems, startBrowserSite, type BrowserSite } from '../helpers/browser.js'
+import { datapack, multipart } from '../helpers/fixtures.js'
+import { createPackAs } from './packs-api.js'
 
 describe('API tokens page in a browser', { timeout: 120_000 }, () => {
   let site: BrowserSite
@@ -107,6 +110,59 @@ describe('API tokens page in a browser', { timeout: 120_000 }, () => {
     const alert = page.locator('#token-error')
     await alert.waitFor({ state: 'visible' })
     assert.equal(await alert.innerText(), 'Name must not be empty.')
+    assertNoProblems(site)
+  })
+
+  test('a publish-only token for one ticked pack: shown in the list, it releases that pack and nothing else', async () => {
+    const page = await site.newPage()
+    await site.signUpDirectly(page, 'Releaser')
+    const castle = await createPackAs(page, { title: 'Castle', version_name: '1.0.0' }, await datapack(48))
+    await createPackAs(page, { title: 'Tower', version_name: '1.0.0' }, await datapack(48))
+    await page.goto(site.url('/settings/tokens/'))
+
+    // The pack boxes are for a publish token only: unusable until that is chosen.
+    const castleBox = page.getByRole('checkbox', { name: /Castle/ })
+    assert.equal(await page.getByRole('radio', { name: 'Full access' }).isChecked(), true, 'full access is the default, as before')
+    assert.equal(await castleBox.isDisabled(), true)
+    await page.getByRole('radio', { name: /Publish versions/ }).check()
+    assert.equal(await castleBox.isDisabled(), false)
+
+    // Publish with nothing ticked: the server's message, nothing made.
+    await page.getByLabel('Name').fill('ci')
+    await page.getByRole('button', { name: 'Create token' }).click()
+    const alert = page.locator('#token-error')
+    await alert.waitFor({ state: 'visible' })
+    assert.match(await alert.innerText(), /^A publish token needs at least one of your packs/)
+
+    await castleBox.check()
+    await page.getByLabel('Expires').selectOption({ label: 'In 30 days' })
+    await page.getByRole('button', { name: 'Create token' }).click()
+    await page.locator('#new-token').waitFor({ state: 'visible' })
+    const authorization = (await page.locator('#new-token-header').innerText()).trim().replace(/^Authorization: /, '')
+    assert.equal(await alert.isVisible(), false, 'the earlier message is gone')
+    const row = page.getByRole('row', { name: /ci/ })
+    await row.waitFor()
+    assert.match(await row.innerText(), /Publish versions of releaser:castle/)
+    assert.equal(await row.locator('time').count(), 2, 'created and expires')
+    // The form is back to its defaults for the next token.
+    assert.equal(await page.getByRole('radio', { name: 'Full access' }).isChecked(), true)
+    assert.equal(await castleBox.isDisabled(), true)
+
+    // A build job with the token: a new version of Castle is 201; Tower and an upload are 403 naming what it may do.
+    const release = async (packId: string, name: string) => {
+      const body = multipart([{ name: 'version_name', value: name }, { name: 'file', value: await datapack(48), filename: 'pack.zip' }])
+      return fetch(site.url(`/api/packs/${castle.namespace}/${packId}/versions/`), {
+        method: 'POST', headers: { authorization, ...body.headers }, body: new Uint8Array(body.payload),
+      })
+    }
+    assert.equal((await release('castle', '1.1.0')).status, 201)
+    const refused = await release('tower', '1.1.0')
+    assert.equal(refused.status, 403)
+    assert.match(((await refused.json()) as { detail: string }).detail, /^this token may only publish new versions of releaser:castle /)
+
+    // After a reload the server's list says the same.
+    await page.reload()
+    assert.match(await page.getByRole('row', { name: /ci/ }).innerText(), /Publish versions of releaser:castle/)
     assertNoProblems(site)
   })
 })

@@ -49,6 +49,8 @@ describe('API tokens', () => {
     assert.match(created.created_at, ISO_Z)
     assert.equal(created.last_used_at, null)
     assert.equal(created.expired, false)
+    assert.equal(created.scope, 'full', 'full access unless a reach is asked for')
+    assert.deepEqual(created.packs, [])
     const expires = Date.parse(created.expires_at!)
     assert.ok(Math.abs(expires - (before + 30 * 86_400_000)) < 60_000, `expires in 30 days: ${created.expires_at}`)
 
@@ -72,6 +74,9 @@ describe('API tokens', () => {
     assert.ok(ids.indexOf(second.id) < ids.indexOf(first.id), 'newest first')
     for (const token of list) {
       assert.deepEqual(Object.keys(token).sort(), ['created_at', 'expired', 'expires_at', 'id', 'last_used_at', 'name', 'packs', 'scope'])
+      // Reaches are test/http/token-reach.test.ts's; these tokens were all made without one.
+      assert.equal(token.scope, 'full')
+      assert.deepEqual(token.packs, [])
     }
     assert.equal(list.find((t) => t.id === first.id)!.expires_at, null)
     assert.match(list.find((t) => t.id === second.id)!.last_used_at ?? '', ISO_Z, 'use is recorded')

@@ -1,9 +1,11 @@
 // Settings → API tokens: create and revoke through /api/tokens/ without a
 // reload. The server renders the list and the forms (which also work without
-// this script); here the new token is shown once and rows come and go.
+// this script); here the new token is shown once and rows come and go, and
+// the pack boxes are usable only while "Publish versions" is chosen.
 import type { Static } from 'typebox'
 import type { Success } from '../../../api/common.js'
 import type { ApiTokenBody, CreatedTokenBody } from '../../../api/tokens.js'
+import type { TokenScope } from '../../../api/constants.js'
 import { ApiError, api, byId, csrfToken, sentence } from '../lib/api.js'
 import { formatUtc } from '../../dates.js'
 
@@ -16,6 +18,8 @@ const rows = byId<HTMLTableSectionElement>('token-rows')
 const tableWrap = byId('token-table-wrap')
 const noTokens = byId('no-tokens')
 const panel = byId('new-token-panel')
+/** Absent when the user has no packs (the page says so instead). */
+const packsBox = document.getElementById('token-packs') as HTMLFieldSetElement | null
 let shownTokenId: string | null = null
 
 function timeElement(iso: string): HTMLTimeElement {
@@ -64,8 +68,11 @@ function tokenRow(token: ApiTokenBody): HTMLTableRowElement {
   }
   const actions = cell(revokeForm)
   actions.className = 'token-actions'
+  const reach = labelled('Access', cell(...reachText(token)))
+  reach.className = 'token-reach'
   tr.append(
     name,
+    reach,
     labelled('Created', cell(timeElement(token.created_at))),
     labelled('Last used', cell(token.last_used_at ? timeElement(token.last_used_at) : never)),
     labelled('Expires', cell(token.expires_at ? timeElement(token.expires_at) : 'never')),
@@ -73,6 +80,36 @@ function tokenRow(token: ApiTokenBody): HTMLTableRowElement {
   )
   return tr
 }
+
+/** What a token may do, as the server's list says it (src/pages/tokens.ts reachText). */
+function reachText(token: ApiTokenBody): Array<Node | string> {
+  if (token.scope === 'full') return ['Full access']
+  if (token.scope === 'read') return ['Read-only']
+  if (token.packs.length === 0) return ['Publish versions of deleted packs: read-only now']
+  const parts: Array<Node | string> = ['Publish versions of ']
+  token.packs.forEach((name, index) => {
+    if (index > 0) parts.push(', ')
+    const code = document.createElement('code')
+    code.textContent = name
+    parts.push(code)
+  })
+  return parts
+}
+
+function chosenScope(): TokenScope {
+  const checked = form.querySelector<HTMLInputElement>('input[name="scope"]:checked')
+  return (checked?.value ?? 'full') as TokenScope
+}
+
+/** The pack boxes are for a publish token only: disabled (and so neither focusable nor sent) otherwise. */
+function syncPacks(): void {
+  if (packsBox) packsBox.disabled = chosenScope() !== 'publish'
+}
+
+form.addEventListener('change', (event) => {
+  if (event.target instanceof HTMLInputElement && event.target.name === 'scope') syncPacks()
+})
+syncPacks()
 
 function showError(message: string | null): void {
   errorLine.textContent = message ?? ''
@@ -109,14 +146,19 @@ async function createToken(): Promise<void> {
   showError(null)
   const button = form.querySelector<HTMLButtonElement>('button[type="submit"]')!
   const days = expiresSelect.value === '' ? null : Number(expiresSelect.value)
+  const scope = chosenScope()
+  const packs = scope === 'publish'
+    ? [...form.querySelectorAll<HTMLInputElement>('input[name="packs"]:checked')].map((box) => box.value)
+    : undefined
   button.disabled = true
   try {
-    const created = await api<CreatedTokenBody>('POST', '/api/tokens/', { name: nameInput.value, expires_in_days: days })
+    const created = await api<CreatedTokenBody>('POST', '/api/tokens/', { name: nameInput.value, expires_in_days: days, scope, ...(packs ? { packs } : {}) })
     rows.prepend(tokenRow(created))
     updateEmptyState()
     showNewToken(created)
     announce(`Token "${created.name}" created.`)
     form.reset()
+    syncPacks()
   } catch (error) {
     showError(error instanceof ApiError ? sentence(error.detail) : 'Could not create the token; check your connection and try again.')
     nameInput.focus()
