@@ -51,6 +51,8 @@ export const StatsSnapshot = Type.Object(
       pending_uploads: Type.Integer(),
       drafts: Type.Integer(),
       api_tokens: Type.Integer({ description: 'Tokens neither revoked nor expired.' }),
+      downloads: Type.Integer({ description: 'Counted downloads of the packs on the site, all time: an archive fetched with download=1, once per client address, version and UTC day.' }),
+      downloads_today: Type.Integer({ description: 'Downloads counted so far on the current UTC day. Counts are written in batches every few seconds.' }),
     }),
     storage: Type.Object({ files: Type.Integer(), bytes: Type.Integer() }),
   },

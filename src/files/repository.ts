@@ -38,8 +38,32 @@ export async function insertFile(db: Db, file: NewFile): Promise<FileRow> {
   return row
 }
 
-export async function findFile(db: Db, id: string): Promise<FileRow | undefined> {
-  return db.selectFrom('files').selectAll().where('id', '=', id).executeTakeFirst()
+/** A file's row, with the version whose archive it is when asked for (`withVersion`): null ids for other files. */
+export interface ServedFileRow extends FileRow {
+  version_id: string | null
+  /** packs.id of that version. */
+  version_pack_id: string | null
+}
+
+/**
+ * The file's row. With `withVersion` (a download, which may be counted) the
+ * same query joins the version whose archive it is, so counting a download
+ * adds no query; other fetches (thumbnails, media) skip the join.
+ */
+export async function findFile(db: Db, id: string, withVersion = false): Promise<ServedFileRow | undefined> {
+  if (!withVersion) {
+    const row = await db.selectFrom('files').selectAll().where('id', '=', id).executeTakeFirst()
+    return row && { ...row, version_id: null, version_pack_id: null }
+  }
+  return db
+    .selectFrom('files')
+    .leftJoin('versions', 'versions.file_id', 'files.id')
+    .selectAll('files')
+    .select(['versions.id as version_id', 'versions.pack_id as version_pack_id'])
+    .where('files.id', '=', id)
+    // One archive is one version's; should a file ever be shared, the download counts once, for one of them.
+    .limit(1)
+    .executeTakeFirst()
 }
 
 export async function deleteFileRows(db: Db, ids: readonly string[]): Promise<void> {

@@ -23,7 +23,10 @@ export default async function filesRoutes(app: App): Promise<void> {
     description:
       'The bytes of a stored file (media, thumbnail, release archive). Needs only the site gate. '
       + 'Supports HEAD, a single byte range (Range, If-Range; 206/416), and ETag / If-None-Match (304). '
-      + 'Every response carries X-Content-Type-Options: nosniff and a sandboxing Content-Security-Policy.',
+      + 'Every response carries X-Content-Type-Options: nosniff and a sandboxing Content-Security-Policy. '
+      + 'A GET of a version archive with download=1 counts as a download of that version (and its pack), at most once '
+      + 'per client address, version and UTC day; HEAD, 304, and a range that does not start at byte 0 (a resumed '
+      + 'download) do not count. Counts are written in batches, so they show after a few seconds.',
     tags: ['files'],
     params: FileParams,
     querystring: FileQuery,
@@ -46,7 +49,9 @@ interface ServeOptions {
 
 /** The answer from the row alone (304, 416, HEAD); the bytes are opened only for a body. */
 async function serveFile(app: App, request: FastifyRequest, reply: FastifyReply, { fileId, download, withBody }: ServeOptions): Promise<FastifyReply> {
-  const file = await findStoredFile({ db: app.db, store: app.store, log: request.log }, fileId)
+  // Only a download can count, and only with a body: then the same query finds the archive's version.
+  const countable = download && withBody
+  const file = await findStoredFile({ db: app.db, store: app.store, log: request.log }, fileId, countable)
 
   const etag = `"${file.sha256}"`
   const lastModified = new Date(file.createdAt).toUTCString()
@@ -74,7 +79,11 @@ async function serveFile(app: App, request: FastifyRequest, reply: FastifyReply,
     .header('content-length', String(range ? range.end - range.start + 1 : file.size))
   if (range) reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${file.size}`)
   if (!withBody) return reply.send()
-  return reply.send(await file.open(range ?? undefined))
+  const body = await file.open(range ?? undefined)
+  // A range from byte 0 is how a download manager starts one (and how some clients fetch the whole file); a
+  // later range continues a download already counted. Counting is in memory here; the writes are batched.
+  if (countable && file.version && (range === null || range.start === 0)) app.downloads.record(file.version, request.ip)
+  return reply.send(body)
 }
 
 function headerValue(value: string | string[] | undefined): string | undefined {

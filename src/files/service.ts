@@ -21,13 +21,19 @@ export interface StoredFile {
   size: number
   sha256: string
   createdAt: string
+  /** The version whose archive this is (looked up only when asked for: findStoredFile's `withVersion`); else null. */
+  version: { versionId: string; packRowId: string } | null
   /** The bytes, or one range of them. A row whose bytes are gone is NotFound. */
   open(range?: ByteRange): Promise<Readable>
 }
 
-/** The file with this id; a malformed id names nothing, so it is NotFound like a missing one. */
-export async function findStoredFile(deps: FilesDeps, fileUuid: string): Promise<StoredFile> {
-  const row = isUuid(fileUuid) ? await findFile(deps.db, fileUuid.toLowerCase()) : undefined
+/**
+ * The file with this id; a malformed id names nothing, so it is NotFound like
+ * a missing one. `withVersion`: also find the version whose archive it is, in
+ * the same query (a download to count).
+ */
+export async function findStoredFile(deps: FilesDeps, fileUuid: string, withVersion = false): Promise<StoredFile> {
+  const row = isUuid(fileUuid) ? await findFile(deps.db, fileUuid.toLowerCase(), withVersion) : undefined
   if (!row) throw new NotFound('file not found')
   return {
     id: row.id,
@@ -36,6 +42,7 @@ export async function findStoredFile(deps: FilesDeps, fileUuid: string): Promise
     size: row.size,
     sha256: row.sha256,
     createdAt: row.created_at,
+    version: row.version_id !== null && row.version_pack_id !== null ? { versionId: row.version_id, packRowId: row.version_pack_id } : null,
     async open(range) {
       try {
         return await deps.store.get(row.storage_key, range)

@@ -14,6 +14,7 @@ import type { UpdateCheckCache } from '../update-check/cache.js'
 import type { SnapshotCache } from '../stats/cache.js'
 import type { StatsSnapshotBody } from '../api/stats.js'
 import type { Assets } from '../web/assets.js'
+import type { DownloadCounter } from '../downloads/counter.js'
 
 /**
  * Who may call a route. The gate denies by default: a route without `access`
@@ -46,6 +47,8 @@ declare module 'fastify' {
     statsSnapshotCache: SnapshotCache<StatsSnapshotBody>
     /** Whether an error means the shared state (Redis) cannot answer now: a 503, not a 500. Always false without REDIS_URL. */
     sharedStateUnavailable(error: unknown): boolean
+    /** Archive downloads counted once per client address, version and UTC day, written in batches (src/downloads/). */
+    downloads: DownloadCounter
     /** Set when this start generated the gate password, so the entry point can print it once. */
     generatedMasterPassword: string | null
   }

@@ -1,5 +1,5 @@
-// The periodic sweep of expired pending uploads, abandoned drafts and expired
-// sessions, followed by the consistency check (src/maintenance/doctor.ts) in its
+// The periodic sweep of expired pending uploads, abandoned drafts, expired
+// sessions and past days' download marks, followed by the consistency check (src/maintenance/doctor.ts) in its
 // storage-only repair mode: what a crash left in the store goes once it is
 // older than the grace period. The same pass runs once at start-up, in the
 // background, as soon as the server listens.
@@ -9,6 +9,8 @@ import { nowIso } from '../db/time.js'
 import type { FileStore } from '../storage/index.js'
 import { formatFinding, formatSummary, runDoctor, type Finding } from './doctor.js'
 import { sweepExpired } from '../uploads/pending.js'
+import { deleteSeenBefore } from '../downloads/repository.js'
+import { utcDay } from '../downloads/counter.js'
 
 export interface SweeperDeps {
   db: Db
@@ -76,7 +78,11 @@ export function startSweeper({ db, store, draftTtlMs, intervalMs, orphanGraceMs,
       try {
         const swept = await sweepExpired(db, store, draftTtlMs, now())
         const sessions = await deleteExpiredSessions(db, nowIso(now()))
-        if (swept.uploads || swept.drafts || sessions) log.info({ ...swept, sessions }, 'swept expired uploads, drafts and sessions')
+        // Download marks only matter on their own UTC day; yesterday's stay for a batch written just after midnight.
+        const downloadMarks = await deleteSeenBefore(db, utcDay(now() - 24 * 60 * 60 * 1000))
+        if (swept.uploads || swept.drafts || sessions || downloadMarks) {
+          log.info({ ...swept, sessions, download_marks: downloadMarks }, 'swept expired uploads, drafts, sessions and old download marks')
+        }
       } catch (error) {
         log.error({ err: error }, 'sweep failed')
       }

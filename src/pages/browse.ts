@@ -1,17 +1,18 @@
-// The home page: packs, most recently updated first, 20 to a page; a title
-// search and tag / category filters as colored chips. Everything is a plain
+// The home page: packs, most recently updated first (or most downloaded, or
+// newest), 20 to a page; a title search and tag / category filters as colored
+// chips. Everything is a plain
 // link or a GET form, so it works without scripts and every state has a URL.
 import { Type } from 'typebox'
 import { PACKS_PER_PAGE } from '../api/constants.js'
-import { listPackPage, type PackFilter, type PackSummaryRecord } from '../packs/service.js'
+import { listPackPage, type PackFilter, type PackSort, type PackSummaryRecord } from '../packs/service.js'
 import { filterTags, listCategories, type TagSuggestionRow } from '../packs/tags.js'
 import { BadRequest, NotFound } from '../errors.js'
 import { sendPage } from '../web/respond.js'
 import type { App } from '../http/types.js'
 import { fileUrl } from '../http/urls.js'
 import { html, type SafeHtml } from '../web/html.js'
-import { timeTag } from '../web/format.js'
-import { browseHref, chipLink, packFormatText, packHref, thumbnail } from '../web/packs.js'
+import { browseHref, chipLink } from '../web/packs.js'
+import { packCard } from './pack-card.js'
 
 /** How many of the most used tags are offered as filter chips. */
 const FILTER_TAGS = 24
@@ -22,9 +23,16 @@ const PAGE_PATTERN = /^[0-9]{1,9}$/
 // Everything arrives as text (or a list, when repeated) and is checked here,
 // so a bad value gets a sentence a person can act on, not a validator's message.
 const Param = Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())]))
-const BrowseQuery = Type.Object({ q: Param, tag: Param, category: Param, page: Param })
+const BrowseQuery = Type.Object({ q: Param, tag: Param, category: Param, sort: Param, page: Param })
 
-type RawQuery = Partial<Record<'q' | 'tag' | 'category' | 'page', string | string[]>>
+type RawQuery = Partial<Record<'q' | 'tag' | 'category' | 'sort' | 'page', string | string[]>>
+
+/** The orders the page offers, as the API names them (GET /api/packs/?sort=), with their labels; the first is the default. */
+const SORTS: readonly { sort: PackSort; label: string }[] = [
+  { sort: 'updated', label: 'Recently updated' },
+  { sort: 'downloads', label: 'Most downloaded' },
+  { sort: 'created', label: 'Newest' },
+]
 
 function single(query: RawQuery, name: keyof RawQuery): string {
   const value = query[name]
@@ -36,6 +44,7 @@ interface BrowseState {
   q: string
   tag: string
   category: string
+  sort: PackSort
   page: number
 }
 
@@ -51,7 +60,10 @@ function parseBrowseQuery(query: RawQuery): BrowseState {
       throw new BadRequest(`"page" must be a whole number from 1 to 999999999, not "${shown}"`)
     }
   }
-  return { q, tag: single(query, 'tag'), category: single(query, 'category').toLowerCase(), page }
+  const rawSort = single(query, 'sort')
+  const sort = rawSort === '' ? 'updated' : SORTS.find((s) => s.sort === rawSort)?.sort
+  if (!sort) throw new BadRequest(`"sort" must be one of ${SORTS.map((s) => s.sort).join(', ')}`)
+  return { q, tag: single(query, 'tag'), category: single(query, 'category').toLowerCase(), sort, page }
 }
 
 export default async function browsePages(app: App): Promise<void> {
@@ -59,7 +71,7 @@ export default async function browsePages(app: App): Promise<void> {
     const state = parseBrowseQuery(request.query)
     const filter: PackFilter = { q: state.q || undefined, tag: state.tag || undefined, category: state.category || undefined }
     const [{ items, total }, categories, tags] = await Promise.all([
-      listPackPage(app.db, filter, state.page, PACKS_PER_PAGE),
+      listPackPage(app.db, filter, state.page, PACKS_PER_PAGE, state.sort),
       listCategories(app.db),
       filterTags(app.db, FILTER_TAGS, state.tag),
     ])
@@ -96,7 +108,9 @@ interface BrowseView {
 /** The browse URL with some of the current state changed; any change of filter goes back to page 1. */
 function linkWith(state: BrowseState, changes: Partial<BrowseState>): string {
   const next = { ...state, page: 1, ...changes }
-  return browseHref({ q: next.q, tag: next.tag, category: next.category, page: next.page > 1 ? next.page : undefined })
+  return browseHref({
+    q: next.q, tag: next.tag, category: next.category, sort: next.sort === 'updated' ? undefined : next.sort, page: next.page > 1 ? next.page : undefined,
+  })
 }
 
 function browseBody(view: BrowseView): SafeHtml {
@@ -108,12 +122,13 @@ function browseBody(view: BrowseView): SafeHtml {
 <div class="search-row"><input type="search" id="search-q" name="q" value="${state.q}" maxlength="${MAX_SEARCH_LENGTH}" placeholder="Part of a title">
 ${state.tag ? html`<input type="hidden" name="tag" value="${state.tag}">` : null}
 ${state.category ? html`<input type="hidden" name="category" value="${state.category}">` : null}
+${state.sort !== 'updated' ? html`<input type="hidden" name="sort" value="${state.sort}">` : null}
 <button type="submit">Search</button></div>
 </form></div>
 ${filters(view, filtered)}
 <section class="results" aria-labelledby="results-heading">
 <h2 id="results-heading" class="visually-hidden">Results</h2>
-<p class="result-count" role="status">${resultSummary(view, filtered)}</p>
+<div class="result-bar"><p class="result-count" role="status">${resultSummary(view, filtered)}</p>${sortLinks(state)}</div>
 ${view.items.length === 0 ? emptyState(view, filtered) : html`<ul class="pack-grid">${view.items.map((pack) => card(pack, view))}</ul>`}
 ${pagination(view)}
 </section>`
@@ -153,24 +168,20 @@ function emptyState(view: BrowseView, filtered: boolean): SafeHtml {
 <p>${view.signedIn ? html`<a href="/create/">Create the first pack</a>.` : html`<a href="/signup/">Sign up</a> or <a href="/login/">sign in</a> to publish the first one.`}</p></div>`
 }
 
+/** The orders as links (each state has its URL, no script needed); the current one is marked. Changing it goes back to page 1. */
+function sortLinks(state: BrowseState): SafeHtml {
+  const links = SORTS.map(({ sort, label }) => sort === state.sort
+    ? html`<li><a href="${linkWith(state, { sort })}" aria-current="true" class="selected">${label}</a></li>`
+    : html`<li><a href="${linkWith(state, { sort })}">${label}</a></li>`)
+  return html`<nav class="sort-links" aria-labelledby="sort-label"><span id="sort-label">Sort:</span> <ul>${links}</ul></nav>`
+}
+
 function card(pack: PackSummaryRecord, view: BrowseView): SafeHtml {
-  const href = packHref(pack.namespace, pack.packId)
-  const chips = [
-    pack.category ? html`<li>${chipLink(pack.category.name, linkWith(view.state, { category: pack.category.key }), pack.category.key, { kind: 'category' })}</li>` : null,
-    ...pack.tags.map((t) => html`<li>${chipLink(t.name, linkWith(view.state, { tag: t.name }), t.categoryKey)}</li>`),
-  ]
-  return html`<li><article class="card pack-card">
-${thumbnail(pack.thumbnailFileId === null ? null : view.fileUrl(pack.thumbnailFileId), pack.title, 'pack-thumb')}
-<div class="pack-card-body">
-<h2 class="pack-title"><a href="${href}">${pack.title}</a></h2>
-<p class="pack-ref mono">${pack.namespace}:${pack.packId}</p>
-${pack.summary ? html`<p class="summary">${pack.summary}</p>` : null}
-${chips.some((c) => c !== null) ? html`<ul class="chips">${chips}</ul>` : null}
-<p class="meta">${pack.latest
-    ? html`<span>Version <strong class="version-name">${pack.latest.name}</strong></span> <span class="pack-format">${packFormatText(pack.latest.packFormat)}</span>`
-    : html`<span class="no-version">No current version</span>`}
-<span>by <span class="owner">${pack.owner}</span></span> <span>updated ${timeTag(pack.updatedAt)}</span></p>
-</div></article></li>`
+  return packCard(pack, {
+    fileUrl: view.fileUrl,
+    category: (key) => linkWith(view.state, { category: key }),
+    tag: (name) => linkWith(view.state, { tag: name }),
+  })
 }
 
 function pagination(view: BrowseView): SafeHtml | null {

@@ -46,6 +46,7 @@ ${stat('Requests', formatCount(s.requests.total), 'answered since start')}
 ${stat('Users', formatCount(s.counts.users))}
 ${stat('Packs', formatCount(s.counts.packs))}
 ${stat('Versions', formatCount(s.counts.versions))}
+${stat('Downloads', formatCount(s.counts.downloads), `${formatCount(s.counts.downloads_today)} today (UTC)`)}
 ${stat('Drafts', formatCount(s.counts.drafts))}
 ${stat('Pending uploads', formatCount(s.counts.pending_uploads))}
 ${stat('API tokens', formatCount(s.counts.api_tokens), 'live')}

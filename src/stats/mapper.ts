@@ -43,6 +43,8 @@ export function toStatsSnapshot(parts: SnapshotParts): StatsSnapshotBody {
       pending_uploads: counts.pending_uploads,
       drafts: counts.drafts,
       api_tokens: counts.api_tokens,
+      downloads: counts.downloads,
+      downloads_today: counts.downloads_today,
     },
     storage: { files: storage.files, bytes: storage.bytes },
   }

@@ -11,6 +11,10 @@ export interface RowCounts {
   drafts: number
   /** Tokens that still authenticate: neither revoked nor expired. */
   api_tokens: number
+  /** Counted downloads of the packs on the site, all time (packs.downloads). */
+  downloads: number
+  /** Downloads counted on the current UTC day (download_seen rows of that day: once per client and version). */
+  downloads_today: number
 }
 
 export async function countRows(db: Db, now: string): Promise<RowCounts> {
@@ -27,6 +31,9 @@ export async function countRows(db: Db, now: string): Promise<RowCounts> {
         .where('revoked_at', 'is', null)
         .where((w) => w.or([w('expires_at', 'is', null), w('expires_at', '>', now)]))
         .as('api_tokens'),
+      eb.selectFrom('packs').select((e) => e.fn.coalesce(e.fn.sum<number | string>('downloads'), e.lit(0)).as('n')).as('downloads'),
+      // `now` is ISO 8601 UTC: its first ten characters are the day download_seen stores.
+      eb.selectFrom('download_seen').select(eb.fn.countAll<number | string>().as('n')).where('day', '=', now.slice(0, 10)).as('downloads_today'),
     ])
     .executeTakeFirstOrThrow()
   // PostgreSQL returns count(*) as a bigint string.
@@ -37,6 +44,8 @@ export async function countRows(db: Db, now: string): Promise<RowCounts> {
     pending_uploads: Number(row.pending_uploads),
     drafts: Number(row.drafts),
     api_tokens: Number(row.api_tokens),
+    downloads: Number(row.downloads),
+    downloads_today: Number(row.downloads_today),
   }
 }
 

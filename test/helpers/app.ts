@@ -49,6 +49,8 @@ export interface SiteOptions {
   clock?: () => number
   /** The update-check cache's bounds (BuildOptions.updateCheckLimits): a test sets them small and exceeds them. */
   updateCheckLimits?: BuildOptions['updateCheckLimits']
+  /** The download counter's bound and write interval (BuildOptions.downloads): a test sets the bound small and exceeds it. */
+  downloads?: BuildOptions['downloads']
 }
 
 export async function makeSite(env: Record<string, string> = {}, siteOptions: SiteOptions = {}): Promise<TestSite> {
@@ -74,7 +76,7 @@ export async function makeSite(env: Record<string, string> = {}, siteOptions: Si
   })
   let app: App
   try {
-    app = await buildApp(config, { logger: siteOptions.logger ?? false, sweep: false, clock: siteOptions.clock, updateCheckLimits: siteOptions.updateCheckLimits })
+    app = await buildApp(config, { logger: siteOptions.logger ?? false, sweep: false, clock: siteOptions.clock, updateCheckLimits: siteOptions.updateCheckLimits, downloads: siteOptions.downloads })
     await app.ready()
   } catch (error) {
     await release()

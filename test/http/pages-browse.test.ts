@@ -72,10 +72,10 @@ describe('browse page', () => {
     assert.equal(added.statusCode, 201, added.body)
     const later = await browse(site, '/')
     assert.deepEqual(cardTitles(later.body), ['Castle Walls', 'Quest Book', 'Rocket Parts'])
-    // The card shows the newest version with its pack_format.
+    // The card shows the newest version with the Minecraft releases it is for.
     const castle = cardOf(later.body, 'Castle Walls')
     assert.match(castle, /<strong class="version-name">2\.0\.0<\/strong>/)
-    assert.match(castle, /pack_format 61/)
+    assert.match(castle, /<span class="game-versions" title="pack_format 61">Minecraft 1\.21\.4 \(data pack\)<\/span>/)
   })
 
   test('each card: link to the pack page, namespace:pack_id, summary, chips, owner, updated time', async () => {
@@ -87,7 +87,7 @@ describe('browse page', () => {
     assert.match(card, /<a class="chip cat-theme" href="\/\?category=theme">Theme/)
     assert.match(card, /<a class="chip cat-theme" href="\/\?tag=Space">Space<\/a>/)
     assert.match(card, /<a class="chip cat-kind" href="\/\?tag=Adventure">Adventure<\/a>/)
-    assert.match(card, /by <span class="owner">bob<\/span>/)
+    assert.match(card, /by <a class="owner" href="\/users\/bob\/">bob<\/a>/)
     assert.match(card, /<time datetime="\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z"/)
     // No thumbnail: a placeholder, never an external image.
     assert.match(card, /<span class="pack-thumb placeholder" aria-hidden="true">R<\/span>/)

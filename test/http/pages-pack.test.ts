@@ -1,6 +1,7 @@
 // The pack page through app.inject: what it shows, versions newest first
-// with pack_format and working download links, the owner's new-version form
-// (and nobody else's), 404, the gate, CSP and escaping of everything a user wrote.
+// with the Minecraft releases they are for and working download links, the
+// owner's new-version form (and nobody else's), 404, the gate, CSP and
+// escaping of everything a user wrote.
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { setTimeout as delay } from 'node:timers/promises'
@@ -81,7 +82,7 @@ describe('pack page', () => {
     assert.match(res.body, /<button type="button" class="secondary" data-copy="#pack-id">Copy id<\/button>/)
     assert.match(res.body, /paste this id into the in-game mod/)
     assert.match(res.body, /<p class="summary">Tall stone walls for every castle<\/p>/)
-    assert.match(res.body, /by <span class="owner">alice<\/span>/)
+    assert.match(res.body, /by <a class="owner" href="\/users\/alice\/">alice<\/a>/)
     assert.match(res.body, /<a class="chip cat-theme" href="\/\?category=theme">Theme/)
     assert.match(res.body, /<a class="chip cat-theme" href="\/\?tag=Medieval">Medieval<\/a>/)
     assert.match(res.body, /<a class="chip cat-kind" href="\/\?tag=Adventure">Adventure<\/a>/)
@@ -114,19 +115,19 @@ describe('pack page', () => {
     assert.match(res.body, new RegExp(`<video controls preload="metadata" src="${video!.url}" aria-label="Video 2 of 2: tour.mp4">`))
   })
 
-  test('versions newest first, each with name, pack_format (or unknown), changelog and a Download link', async () => {
+  test('versions newest first, each with name, Minecraft releases (or an unknown format), changelog and a Download link', async () => {
     const res = await packPage('/packs/alice/castle-walls/')
     const items = versions(res.body)
     assert.equal(items.length, 3)
     assert.match(items[0]!, /<h3 class="version-name" id="version-1">3\.0\.0-beta<\/h3><span class="latest-badge">Latest<\/span>/)
-    assert.match(items[0]!, /pack_format unknown/)
+    assert.match(items[0]!, /<span class="game-versions" title="pack_format unknown">pack format unknown<\/span>/)
     assert.match(items[0]!, /No changelog\./)
     assert.match(items[1]!, />2\.0\.0<\/h3>/)
-    assert.match(items[1]!, /pack_format 61/)
+    assert.match(items[1]!, /<span class="game-versions" title="pack_format 61">Minecraft 1\.21\.4 \(data pack\)<\/span>/)
     // The changelog keeps its line break (shown by CSS white-space: pre-wrap).
     assert.match(items[1]!, /<div class="changelog">Line one\nLine two<\/div>/)
     assert.match(items[2]!, />1\.0\.0<\/h3>/)
-    assert.match(items[2]!, /pack_format 48/)
+    assert.match(items[2]!, /<span class="game-versions" title="pack_format 48">Minecraft 1\.21 – 1\.21\.1 \(data pack\)<\/span>/)
     assert.match(items[2]!, /First release/)
     for (const item of items) assert.match(item, /<time datetime="[^"]+Z"/)
   })

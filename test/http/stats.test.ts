@@ -61,7 +61,7 @@ describe('GET /api/stats/', () => {
     assert.ok(body.event_loop.delay.p50_ms! <= body.event_loop.delay.max_ms!)
     assert.ok(body.requests.total >= 4, 'the earlier refused requests were counted')
     assert.ok(Array.isArray(body.requests.routes))
-    assert.deepEqual(body.counts, { users: 2, packs: 0, versions: 0, pending_uploads: 0, drafts: 0, api_tokens: 2 })
+    assert.deepEqual(body.counts, { users: 2, packs: 0, versions: 0, pending_uploads: 0, drafts: 0, api_tokens: 2, downloads: 0, downloads_today: 0 })
     assert.deepEqual(body.storage, { files: 0, bytes: 0 })
   })
 

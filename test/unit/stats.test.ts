@@ -94,7 +94,7 @@ describe('toStatsSnapshot', () => {
       cpu: { user: 1_234_567, system: 89 },
       eventLoop: { p50_ms: 0.1, p99_ms: 0.4, max_ms: 3 },
       requests: { total: 5, routes },
-      counts: { users: 2, packs: 1, versions: 4, pending_uploads: 3, drafts: 6, api_tokens: 7 },
+      counts: { users: 2, packs: 1, versions: 4, pending_uploads: 3, drafts: 6, api_tokens: 7, downloads: 9, downloads_today: 2 },
       storage: { files: 8, bytes: 5 * 1024 ** 3 },
     })
     assert.deepEqual(snapshot, {
@@ -110,7 +110,7 @@ describe('toStatsSnapshot', () => {
       },
       event_loop: { delay: { p50_ms: 0.1, p99_ms: 0.4, max_ms: 3 } },
       requests: { total: 5, routes },
-      counts: { users: 2, packs: 1, versions: 4, pending_uploads: 3, drafts: 6, api_tokens: 7 },
+      counts: { users: 2, packs: 1, versions: 4, pending_uploads: 3, drafts: 6, api_tokens: 7, downloads: 9, downloads_today: 2 },
       storage: { files: 8, bytes: 5 * 1024 ** 3 },
     })
   })

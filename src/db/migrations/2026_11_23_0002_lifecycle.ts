@@ -19,6 +19,8 @@ export async function up(db: Kysely<unknown>, engine: 'sqlite' | 'postgres' = 's
   // A yanked version stays downloadable by its file URL but is never "latest".
   await db.schema.alterTable('versions').addColumn('yanked_at', text).execute()
   await db.schema.alterTable('versions').addColumn('downloads', 'bigint', (c) => c.notNull().defaultTo(0)).execute()
+  // A download finds its version by file id, and deleting a file asks whether a version still uses it.
+  await db.schema.createIndex('versions_file_id').on('versions').column('file_id').execute()
 
   // What a version archive declares, read once from its bytes (src/minecraft/): 'resource' or 'data' (null:
   // neither or both folders), and the pack.mcmeta format range. A null max minor is "any minor" (max_format: 74).
@@ -84,6 +86,7 @@ export async function up(db: Kysely<unknown>, engine: 'sqlite' | 'postgres' = 's
 export async function down(db: Kysely<unknown>): Promise<void> {
   for (const table of ['download_seen', 'audit_log', 'pack_id_holds', 'token_packs']) await db.schema.dropTable(table).execute()
   await db.schema.dropIndex('packs_downloads').execute()
+  await db.schema.dropIndex('versions_file_id').execute()
   for (const [table, column] of [
     ['api_tokens', 'scope'], ['users', 'disabled_at'],
     ['files', 'max_format_minor'], ['files', 'max_format'], ['files', 'min_format_minor'], ['files', 'min_format'], ['files', 'pack_kind'],
