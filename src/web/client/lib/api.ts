@@ -38,6 +38,8 @@ export async function api<T>(method: string, url: string, body?: unknown, option
     keepalive: options.keepalive,
   })
   if (!response.ok) throw new ApiError(response.status, await detailOf(response))
+  // A DELETE answers 204 with no body.
+  if (response.status === 204) return undefined as T
   return (await response.json()) as T
 }
 

@@ -1,0 +1,93 @@
+// Managing a pack's versions after publishing (issue 10, item 2): edit a
+// changelog, yank and un-yank, delete. Owner and staff; anyone else hears
+// NotFound, as for a missing pack. A yanked version stays downloadable by its
+// file URL (nothing already installed breaks) but is never "latest": the
+// update-check, the listing and the pages skip it.
+import { nowIso } from '../db/time.js'
+import { BadRequest, NotFound } from '../errors.js'
+import { isUuid } from '../api/constants.js'
+import { recordAudit, versionTarget, type Actor } from '../audit/service.js'
+import { deleteFileRows, filesNotInUse } from '../files/repository.js'
+import { deleteStoredFiles } from '../uploads/pending.js'
+import { packChanged } from '../update-check/service.js'
+import { getManagedPack, getPack, type PackDetail, type PacksDeps } from './service.js'
+import { deleteVersionRow, findPackVersion, touchPack, updateVersion, type ManagedVersion } from './versions-repository.js'
+
+/** The longest changelog kept (Markdown), as for a new version's form field. */
+export const MAX_CHANGELOG_LENGTH = 20_000
+
+export interface VersionChanges {
+  changelog?: string | undefined
+  yanked?: boolean | undefined
+}
+
+async function managedVersion(deps: PacksDeps, actor: Actor, namespace: string, packId: string, versionId: string) {
+  const pack = await getManagedPack(deps.db, namespace, packId, actor)
+  // A malformed id names nothing (CONTRACT §4).
+  const version = isUuid(versionId) ? await findPackVersion(deps.db, pack.id, versionId.toLowerCase()) : undefined
+  if (!version) throw new NotFound('version not found')
+  return { pack, version }
+}
+
+/**
+ * Changes a version's changelog and/or yanks or un-yanks it; returns the
+ * pack. The update-check's cached answers are dropped (on every instance)
+ * when a yank may change which version is newest.
+ */
+export async function editVersion(
+  deps: PacksDeps,
+  actor: Actor,
+  namespace: string,
+  packId: string,
+  versionId: string,
+  changes: VersionChanges,
+): Promise<PackDetail> {
+  const { pack, version } = await managedVersion(deps, actor, namespace, packId, versionId)
+  const changelog = changes.changelog
+  if (changelog !== undefined && changelog.length > MAX_CHANGELOG_LENGTH) {
+    throw new BadRequest(`changelog is longer than ${MAX_CHANGELOG_LENGTH} characters`)
+  }
+  const yankChanges = changes.yanked !== undefined && changes.yanked !== version.yanked
+  const changelogChanges = changelog !== undefined && changelog !== version.changelog
+  if (yankChanges || changelogChanges) {
+    await deps.db.transaction().execute(async (trx) => {
+      const now = nowIso()
+      // The pack's row lock first (updated_at rewritten unchanged: a yank is no update of the pack), so a
+      // yank and a new version of one pack queue up on PostgreSQL.
+      if (!(await touchPack(trx, pack.id, pack.updatedAt))) throw new NotFound('pack not found')
+      const current = await findPackVersion(trx, pack.id, version.id)
+      if (!current) throw new NotFound('version not found')
+      await updateVersion(trx, version.id, {
+        ...(changelogChanges ? { changelog } : {}),
+        ...(yankChanges ? { yanked_at: changes.yanked ? now : null } : {}),
+      })
+      const target = versionTarget(pack.namespace, pack.packId, version.name)
+      if (changelogChanges) await recordAudit(trx, actor, 'version.edit', target, { changelog: 'changed' })
+      if (yankChanges) await recordAudit(trx, actor, changes.yanked ? 'version.yank' : 'version.unyank', target, {})
+    })
+    if (yankChanges) await packChanged(deps.updateCheckCache, pack.namespace, pack.packId)
+  }
+  return getPack(deps.db, pack.namespace, pack.packId, actor)
+}
+
+/**
+ * Deletes a version and its archive, unless another record still uses the
+ * file. Deleting the only (or the only unyanked) version leaves the pack with
+ * no latest version: the update-check then answers 404 saying so.
+ */
+export async function deleteVersion(deps: PacksDeps, actor: Actor, namespace: string, packId: string, versionId: string): Promise<void> {
+  const { pack, version } = await managedVersion(deps, actor, namespace, packId, versionId)
+  const storageKeys = await deps.db.transaction().execute(async (trx) => {
+    if (!(await touchPack(trx, pack.id, pack.updatedAt))) throw new NotFound('pack not found')
+    const current: ManagedVersion | undefined = await findPackVersion(trx, pack.id, version.id)
+    if (!current) throw new NotFound('version not found')
+    await deleteVersionRow(trx, version.id)
+    const unused = await filesNotInUse(trx, [current.fileId])
+    await deleteFileRows(trx, unused.map((f) => f.id))
+    await recordAudit(trx, actor, 'version.delete', versionTarget(pack.namespace, pack.packId, current.name), { yanked: current.yanked })
+    return unused.map((f) => f.storage_key)
+  })
+  // After the commit: a crash before this line leaves unreferenced bytes (the sweep's doctor removes them), never a row without its file.
+  await deleteStoredFiles(deps.store, storageKeys)
+  await packChanged(deps.updateCheckCache, pack.namespace, pack.packId)
+}
