@@ -69,3 +69,22 @@ export async function findFile(db: Db, id: string, withVersion = false): Promise
 export async function deleteFileRows(db: Db, ids: readonly string[]): Promise<void> {
   if (ids.length > 0) await db.deleteFrom('files').where('id', 'in', ids).execute()
 }
+
+/**
+ * Of `ids`, the files no record uses any more (no version, gallery item,
+ * thumbnail or pending upload): those whose row and bytes may go. Run in the
+ * transaction that removed the last use, so a file shared with another
+ * record is kept.
+ */
+export async function filesNotInUse(db: Db, ids: readonly string[]): Promise<FileRow[]> {
+  if (ids.length === 0) return []
+  return db
+    .selectFrom('files')
+    .selectAll()
+    .where('files.id', 'in', [...new Set(ids)])
+    .where(({ not, exists, selectFrom }) => not(exists(selectFrom('versions').select('versions.id').whereRef('versions.file_id', '=', 'files.id'))))
+    .where(({ not, exists, selectFrom }) => not(exists(selectFrom('pack_media').select('pack_media.pack_id').whereRef('pack_media.file_id', '=', 'files.id'))))
+    .where(({ not, exists, selectFrom }) => not(exists(selectFrom('packs').select('packs.id').whereRef('packs.thumbnail_file_id', '=', 'files.id'))))
+    .where(({ not, exists, selectFrom }) => not(exists(selectFrom('uploads').select('uploads.id').whereRef('uploads.file_id', '=', 'files.id'))))
+    .execute()
+}
