@@ -35,8 +35,13 @@ export default async function deletePages(app: App): Promise<void> {
       return sendPage(app, request, reply, { title: `Delete ${pack.title}`, body: deleteBody(pack, request.csrfToken ?? '', error.message), scripts: ['pack'] }, 400)
     }
     await deletePack(app, request.user!, pack.namespace, pack.packId)
-    return reply.redirect(`${userHref(pack.owner)}?deleted=${encodeURIComponent(`${pack.namespace}:${pack.packId}`)}`, 303)
+    return reply.redirect(doneHref(pack), 303)
   })
+}
+
+/** Where a deletion lands: the owner's profile, which then says the pack was deleted and its id is held. */
+function doneHref(pack: PackDetail): string {
+  return `${userHref(pack.owner)}?deleted=${encodeURIComponent(`${pack.namespace}:${pack.packId}`)}`
 }
 
 function deleteBody(pack: PackDetail, csrf: string, error?: string): SafeHtml {
@@ -49,7 +54,7 @@ its thumbnail and their ${files} stored file(s). It cannot be undone.</p>
 <p>Players whose in-game mod follows this pack will be told it no longer exists. The id
 <code>${pack.namespace}:${pack.packId}</code> is held for ${PACK_ID_HOLD_DAYS} days: no pack, yours included, can take it
 until then, so no player silently receives a different pack under a name they trust.</p>
-<form id="delete-pack" method="post" action="" data-api="${api}" data-pack-id="${pack.packId}" data-done="${userHref(pack.owner)}" novalidate>
+<form id="delete-pack" method="post" action="" data-api="${api}" data-pack-id="${pack.packId}" data-done="${doneHref(pack)}" novalidate>
 <input type="hidden" name="csrf_token" value="${csrf}">
 <label for="delete-confirm">Type the pack id <code>${pack.packId}</code> to confirm</label>
 <input type="text" id="delete-confirm" name="confirm" autocomplete="off" spellcheck="false" required aria-describedby="delete-error">

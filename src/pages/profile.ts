@@ -5,7 +5,7 @@
 // anyone's profile but their own, a Disable / Enable form
 // (src/web/client/pages/profile.ts posts it to POST /api/users/{username}/disable|enable/).
 import { Type } from 'typebox'
-import { PACKS_PER_PAGE } from '../api/constants.js'
+import { PACK_ID_HOLD_DAYS, PACKS_PER_PAGE } from '../api/constants.js'
 import { BadRequest, NotFound } from '../errors.js'
 import type { App } from '../http/types.js'
 import { fileUrl } from '../http/urls.js'
@@ -14,6 +14,7 @@ import { formatCount, timeTag } from '../web/format.js'
 import { html, type SafeHtml } from '../web/html.js'
 import { browseHref } from '../web/packs.js'
 import { sendPage } from '../web/respond.js'
+import { alertLine } from '../web/layout.js'
 import { packCard, userHref } from './pack-card.js'
 
 /** Nine digits: far past any real page, and never an offset SQLite cannot take. */
@@ -23,7 +24,11 @@ const MAX_REASON_LENGTH = 500
 
 const ProfileParams = Type.Object({ username: Type.String() })
 // Text (or a list, when repeated), checked below so a bad value gets a sentence, not a validator's message.
-const ProfileQuery = Type.Object({ page: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())])) })
+const ProfileQuery = Type.Object({
+  page: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())])),
+  // Set by the delete page (src/pages/delete.ts) after deleting one of this user's packs: a notice says so.
+  deleted: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())])),
+})
 
 function parsePage(raw: string | string[] | undefined): number {
   if (Array.isArray(raw)) throw new BadRequest('"page" may be given only once')
@@ -51,6 +56,7 @@ export default async function profilePages(app: App): Promise<void> {
       // Staff moderate accounts, but not their own (the API refuses that too).
       canModerate: viewer?.isStaff === true && viewer.id !== profile.account.id,
       fileUrl: (id) => fileUrl(app.config, id),
+      deleted: deletedNotice(request.query.deleted, profile.account.username),
     }
     return sendPage(app, request, reply, {
       title: page > 1 ? `${profile.account.username}, page ${page}` : profile.account.username,
@@ -66,6 +72,17 @@ interface ProfileView {
   isSelf: boolean
   canModerate: boolean
   fileUrl(fileId: string): string
+  /** The notice after deleting one of this user's packs (from ?deleted=), or undefined. */
+  deleted: string | undefined
+}
+
+/** A deleted pack's namespace:pack_id: this user's namespace, slug characters only (so a crafted link cannot put words on the page). */
+const DELETED_PATTERN = /^([a-z0-9_.-]{1,32}):([a-z0-9_-]{1,64})$/
+
+function deletedNotice(raw: string | string[] | undefined, username: string): string | undefined {
+  const match = typeof raw === 'string' ? DELETED_PATTERN.exec(raw) : null
+  if (!match || match[1] !== username.toLowerCase()) return undefined
+  return `Pack ${raw} deleted. Its id is held for ${PACK_ID_HOLD_DAYS} days: no new pack can take it until then.`
 }
 
 function profileBody(view: ProfileView): SafeHtml {
@@ -74,6 +91,7 @@ function profileBody(view: ProfileView): SafeHtml {
   const disabled = account.disabledAt !== null
   const count = `${formatCount(profile.total)} ${profile.total === 1 ? 'pack' : 'packs'}`
   return html`<article class="profile">
+${alertLine(view.deleted, 'notice')}
 <div class="profile-head"><h1>${account.username}</h1>${disabled ? html`<span class="hidden-badge">Disabled</span>` : null}</div>
 <p class="profile-meta">Joined ${timeTag(account.createdAt)} · <span class="profile-count">${count}</span></p>
 ${disabled

@@ -1,8 +1,10 @@
-// backends: sqlite — pages are backend-independent; test/http/versions-manage.test.ts covers the API on every backend
-// Managing a published pack in Chromium, as its owner does it: edit a
-// changelog, yank a version (the page marks it and "Latest" moves to the one
-// before), un-yank it, delete a version after a confirm, and delete the pack
-// on its page by typing its id (the button stays disabled until it matches).
+// backends: sqlite — pages are backend-independent; test/http/versions-manage.test.ts and pack-delete.test.ts cover every backend
+// Managing a published pack in Chromium (issue 10, items 2 and 3): on the
+// pack page the owner edits a changelog, yanks a version (marked, no longer
+// Latest, skipped by the update-check) and un-yanks it, and deletes a version
+// after a confirm() (dismissing it deletes nothing); a visitor sees the mark
+// but no controls. Then the owner deletes the pack on its delete page, whose
+// button works only once the pack id is typed, and lands on their profile.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import type { Page } from 'playwright-core'
@@ -13,83 +15,115 @@ import { createPackAs } from './packs-api.js'
 describe('managing a pack in a browser', { timeout: 180_000 }, () => {
   let site: BrowserSite
   let owner: Page
+  let visitor: Page
+
+  /** A new version through the API with the owner's session (the pack page's own form is test/browser/pack.test.ts's). */
+  async function addVersion(name: string, changelog: string): Promise<void> {
+    const me = await owner.request.get('/api/me/')
+    const headers = { 'x-csrf-token': ((await me.json()) as { csrf_token: string }).csrf_token }
+    const res = await owner.request.post('/api/packs/keeper/lanterns/versions/', {
+      headers,
+      multipart: { version_name: name, changelog, file: { name: `${name}.zip`, mimeType: 'application/zip', buffer: await datapack(61) } },
+    })
+    assert.equal(res.status(), 201, await res.text())
+  }
+
+  const latestOffered = async (page: Page) => {
+    const res = await page.request.get('/api/packs/keeper/lanterns/latest')
+    return { status: res.status(), body: (await res.json()) as { version?: string; detail?: string } }
+  }
 
   before(async () => {
     site = await startBrowserSite()
     owner = await site.newPage()
     await site.signUpDirectly(owner, 'Keeper')
+    await createPackAs(owner, { title: 'Lanterns', version_name: '1.0', changelog: 'First lights' }, await datapack(48))
+    await addVersion('2.0', 'Brighter')
+    visitor = await site.newPage()
+    await site.signUpDirectly(visitor, 'Passerby')
   })
   after(() => site?.close())
 
-  async function addVersion(page: Page, packId: string, name: string): Promise<void> {
-    const me = await page.request.get('/api/me/')
-    const headers = { 'x-csrf-token': ((await me.json()) as { csrf_token: string }).csrf_token }
-    const res = await page.request.post(`/api/packs/keeper/${packId}/versions/`, {
-      headers,
-      multipart: { version_name: name, file: { name: `${name}.zip`, mimeType: 'application/zip', buffer: await datapack(61) } },
-    })
-    assert.equal(res.status(), 201, await res.text())
-  }
+  const versionItem = (page: Page, name: string) =>
+    page.locator('li.version').filter({ has: page.locator('.version-name', { hasText: new RegExp(`^${name.replace('.', '\\.')}$`) }) })
 
-  const versionItem = (page: Page, name: string) => page.locator('li.version', { has: page.locator('h3.version-name', { hasText: name }) })
-
-  test('edit a changelog, yank and un-yank a version, delete one after a confirm', async () => {
+  test('the owner edits a changelog, yanks and un-yanks a version, and deletes one after confirming', async () => {
     const page = owner
-    await createPackAs(page, { title: 'Lanterns', version_name: '1.0', changelog: 'first' }, await datapack(48))
-    await addVersion(page, 'lanterns', '2.0')
     await page.goto('/packs/keeper/lanterns/')
-    assert.equal(await versionItem(page, '2.0').locator('.latest-badge').count(), 1)
+    const v2 = versionItem(page, '2.0')
+    const v1 = versionItem(page, '1.0')
+    assert.equal(await v2.locator('.latest-badge').innerText(), 'Latest')
 
-    // Changelog
-    await versionItem(page, '1.0').getByText('Edit changelog').click()
-    await versionItem(page, '1.0').getByLabel('Changelog of 1.0').fill('First release, now with notes')
-    await Promise.all([page.waitForEvent('load'), versionItem(page, '1.0').getByRole('button', { name: 'Save changelog' }).click()])
-    assert.match(await versionItem(page, '1.0').locator('.changelog').innerText(), /now with notes/)
+    // Edit the changelog of 1.0 inline.
+    await v1.getByText('Edit changelog').click()
+    await v1.getByLabel('Changelog of 1.0').fill('First lights\nNow with oil')
+    await v1.getByRole('button', { name: 'Save changelog' }).click()
+    await versionItem(page, '1.0').locator('.changelog', { hasText: 'Now with oil' }).waitFor()
+    assert.equal(await versionItem(page, '1.0').locator('.changelog').innerText(), 'First lights\nNow with oil')
 
-    // Yank 2.0: marked, and Latest moves to 1.0; the update-check agrees.
-    await Promise.all([page.waitForEvent('load'), versionItem(page, '2.0').getByRole('button', { name: 'Yank' }).click()])
+    // Yank 2.0: the page reloads with it marked, and 1.0 is Latest, for the update-check too.
+    await versionItem(page, '2.0').getByRole('button', { name: 'Yank' }).click()
     await versionItem(page, '2.0').locator('.yanked-badge').waitFor()
-    assert.equal(await versionItem(page, '1.0').locator('.latest-badge').count(), 1)
-    const check = await page.request.get('/api/packs/keeper/lanterns/latest')
-    assert.equal(((await check.json()) as { version: string }).version, '1.0')
+    assert.equal(await versionItem(page, '2.0').locator('.latest-badge').count(), 0)
+    assert.equal(await versionItem(page, '1.0').locator('.latest-badge').innerText(), 'Latest')
+    const offered = await latestOffered(page)
+    assert.equal(offered.status, 200)
+    assert.equal(offered.body.version, '1.0', 'the update-check skips the yanked version')
+    // Still downloadable by its link: nothing already installed breaks.
+    const href = await versionItem(page, '2.0').getByRole('link', { name: 'Download' }).getAttribute('href')
+    assert.equal((await page.request.get(href!)).status(), 200)
 
-    // Un-yank
-    await Promise.all([page.waitForEvent('load'), versionItem(page, '2.0').getByRole('button', { name: 'Un-yank' }).click()])
+    // A visitor sees the mark, and no controls.
+    await visitor.goto('/packs/keeper/lanterns/')
+    assert.equal(await versionItem(visitor, '2.0').locator('.yanked-badge').innerText(), 'Yanked')
+    assert.equal(await visitor.getByRole('button', { name: /^(Yank|Un-yank|Delete)$/ }).count(), 0)
+    assert.equal(await visitor.getByRole('link', { name: /Delete pack/ }).count(), 0)
+
+    // Un-yank: Latest again.
+    await versionItem(page, '2.0').getByRole('button', { name: 'Un-yank' }).click()
+    await versionItem(page, '2.0').locator('.latest-badge').waitFor()
     assert.equal(await versionItem(page, '2.0').locator('.yanked-badge').count(), 0)
-    assert.equal(await versionItem(page, '2.0').locator('.latest-badge').count(), 1)
+    assert.equal((await latestOffered(page)).body.version, '2.0')
 
-    // Delete 1.0: dismissing the confirm keeps it; accepting deletes it.
-    page.once('dialog', (dialog) => void dialog.dismiss())
-    await versionItem(page, '1.0').getByRole('button', { name: 'Delete' }).click()
-    assert.equal(await versionItem(page, '1.0').count(), 1, 'a dismissed confirm deletes nothing')
-    page.once('dialog', (dialog) => {
-      assert.match(dialog.message(), /Delete version 1\.0/)
-      void dialog.accept()
-    })
-    await Promise.all([page.waitForEvent('load'), versionItem(page, '1.0').getByRole('button', { name: 'Delete' }).click()])
-    assert.equal(await versionItem(page, '1.0').count(), 0)
-    assert.equal(await page.locator('li.version').count(), 1)
+    // Delete 2.0: dismissing the confirm() deletes nothing; accepting it does.
+    const messages: string[] = []
+    page.once('dialog', (dialog) => { messages.push(dialog.message()); void dialog.dismiss() })
+    await versionItem(page, '2.0').getByRole('button', { name: 'Delete' }).click()
+    await page.waitForTimeout(300)
+    assert.equal(await page.locator('li.version').count(), 2, 'dismissed: nothing deleted')
+    assert.match(messages[0] ?? '', /Delete version 2\.0/)
+    page.once('dialog', (dialog) => { void dialog.accept() })
+    await versionItem(page, '2.0').getByRole('button', { name: 'Delete' }).click()
+    await page.waitForFunction(() => document.querySelectorAll('li.version').length === 1)
+    assert.equal(await versionItem(page, '1.0').locator('.latest-badge').innerText(), 'Latest')
+    assert.equal((await page.request.get(href!)).status(), 404, 'its file is gone')
+    assert.equal((await latestOffered(page)).body.version, '1.0')
     assertNoProblems(site)
   })
 
-  test('delete the pack by typing its id; the id is then held', async () => {
+  test('the owner deletes the pack by typing its id; the id is then held', async () => {
     const page = owner
-    await createPackAs(page, { title: 'Short Lived', version_name: '1' }, await datapack(48))
-    await page.goto('/packs/keeper/short-lived/')
-    await page.getByRole('link', { name: 'Delete pack…' }).click()
-    await page.waitForURL('**/packs/keeper/short-lived/delete/')
+    await page.goto('/packs/keeper/lanterns/')
+    await page.getByRole('link', { name: /Delete pack/ }).click()
+    await page.waitForURL('**/packs/keeper/lanterns/delete/')
+    assert.match(await page.locator('.delete-pack').innerText(), /held for 30 days/)
+    const input = page.getByLabel(/Type the pack id/)
     const button = page.getByRole('button', { name: 'Delete this pack' })
     assert.equal(await button.isDisabled(), true, 'disabled until the id is typed')
-    const input = page.getByLabel('Type the pack id short-lived to confirm')
-    await input.fill('short-live')
+    await input.fill('lantern')
     assert.equal(await button.isDisabled(), true)
-    await input.fill('short-lived')
-    assert.equal(await button.isDisabled(), false)
-    await Promise.all([page.waitForURL(/\/users\/keeper\/\?deleted=/i), button.click()])
-    const gone = await page.request.get('/api/packs/keeper/short-lived/')
-    assert.equal(gone.status(), 404)
-    // A new pack may not take the id for 30 days.
-    await assert.rejects(createPackAs(page, { title: 'Short Lived', version_name: '2' }, await datapack(48)), /held until/)
+    await input.fill('keeper:lanterns')
+    assert.equal(await button.isDisabled(), true, 'the pack id, not namespace:pack_id')
+    await input.fill('lanterns')
+    assert.equal(await button.isEnabled(), true)
+    await button.click()
+    await page.waitForURL((url) => url.pathname === '/users/Keeper/' && url.searchParams.get('deleted') === 'keeper:lanterns')
+    assert.match(await page.getByRole('status').first().innerText(), /Pack keeper:lanterns deleted\. Its id is held for 30 days/)
+
+    assert.equal((await page.goto('/packs/keeper/lanterns/'))?.status(), 404)
+    assert.equal((await latestOffered(visitor)).status, 404)
+    // Publishing a new pack under the same id is refused while it is held.
+    await assert.rejects(createPackAs(page, { title: 'Lanterns', version_name: '1' }, await datapack(48)), /held until/)
     assertNoProblems(site)
   })
 })
