@@ -4,7 +4,7 @@
 //   1. infrastructure: 'shared-state' (memory or Redis), 'db', 'storage', then
 //      Fastify's own (cookies, forms, OpenAPI) and the HTTP plumbing;
 //   2. our services: 'gate' (needs db), 'auth' (db, shared-state, gate),
-//      'metrics' (db, shared-state, auth);
+//      'metrics' (db, shared-state, auth), 'downloads' (db, gate);
 //   3. routes, one encapsulated plugin per resource, so what one registers
 //      (the multipart parser of uploads) stays off the others.
 import Fastify, { type FastifyServerOptions } from 'fastify'
@@ -24,6 +24,7 @@ import gate from './accounts/gate-plugin.js'
 import auth from './accounts/auth.js'
 import { PasswordHasher } from './accounts/passwords.js'
 import metrics from './stats/plugin.js'
+import downloads, { type DownloadsOptions } from './downloads/plugin.js'
 import { Assets } from './web/assets.js'
 import { answerFrameworkError, installErrorHandling } from './http/errors.js'
 import { installJsonBodyParser } from './http/json-body.js'
@@ -43,6 +44,11 @@ import packRoutes, { packVersionsRoutes } from './packs/routes.js'
 import updateCheckRoutes from './update-check/routes.js'
 import statsRoutes from './stats/routes.js'
 import tokenRoutes from './accounts/token-routes.js'
+import packModerationRoutes from './packs/moderation-routes.js'
+import packManageRoutes from './packs/manage-routes.js'
+import accountModerationRoutes from './accounts/moderation-routes.js'
+import auditRoutes from './audit/routes.js'
+import profileRoutes from './profiles/routes.js'
 import schemaRoutes from './http/openapi.js'
 import pageRoutes from './pages/index.js'
 import './http/types.js'
@@ -56,6 +62,8 @@ export interface BuildOptions {
   clock?: () => number
   /** The update-check cache's bounds (DEFAULT_LIMITS by default): tests set them small and exceed them in a few requests. */
   updateCheckLimits?: Partial<UpdateCheckCacheLimits>
+  /** The download counter's bound and write interval (src/downloads/): tests set the bound small and exceed it. */
+  downloads?: DownloadsOptions
 }
 
 const API_VERSION = '1.0.0'
@@ -152,6 +160,8 @@ async function registerAll(app: App, config: Config, options: BuildOptions): Pro
   installTextInputCheck(app)
   // Per-route request metrics, the event-loop monitor and app.statsSnapshot() (src/stats/plugin.ts).
   await app.register(metrics)
+  // Archive downloads, counted in memory and written in batches (src/downloads/plugin.ts).
+  await app.register(downloads, options.downloads ?? {})
 
   // Phase 3: routes, one file per resource.
   await app.register(healthRoutes)
@@ -166,6 +176,11 @@ async function registerAll(app: App, config: Config, options: BuildOptions): Pro
   await app.register(packVersionsRoutes)
   await app.register(statsRoutes)
   await app.register(tokenRoutes)
+  await app.register(packManageRoutes)
+  await app.register(packModerationRoutes)
+  await app.register(accountModerationRoutes)
+  await app.register(auditRoutes)
+  await app.register(profileRoutes)
   await app.register(pageRoutes)
 
   if (options.sweep !== false) {

@@ -5,11 +5,16 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { ConfigError, loadConfig, parseDuration } from './config/index.js'
 import { migrateToLatest, openDatabase, type Db } from './db/index.js'
-import { TOKEN_NAME_MAX } from './api/constants.js'
+import { PACK_ID_HOLD_DAYS, TOKEN_MAX_DAYS, TOKEN_NAME_MAX } from './api/constants.js'
 import { Gate } from './accounts/gate.js'
 import { PasswordHasher } from './accounts/passwords.js'
 import { createApiToken } from './accounts/tokens-service.js'
 import { createUser, setStaff } from './accounts/users-service.js'
+import { setUserDisabled } from './accounts/moderation-service.js'
+import { CLI_ACTOR } from './audit/service.js'
+import { setPackHidden } from './packs/moderation-service.js'
+import { deletePack } from './packs/delete-service.js'
+import { MemoryUpdateCheckCache, type UpdateCheckCache } from './update-check/cache.js'
 import { DomainError } from './errors.js'
 import { createCategory, createTag } from './packs/tags.js'
 import { exportSite, importSite } from './maintenance/transfer.js'
@@ -56,16 +61,87 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   'token create': {
-    usage: 'token create <username> [--name <label>]',
-    summary: 'create an API token; the token is printed once, on the last line',
+    usage: 'token create <username> [--name <label>] [--read-only | --pack <namespace:pack_id> ...] [--expires-in-days <N>]',
+    summary: 'create an API token: full access, or --read-only, or with --pack (repeatable) only new versions of those packs '
+      + 'of the user; the token is printed once, on the last line',
     positionals: ['username'],
-    options: { name: { type: 'string' } },
+    options: { name: { type: 'string' }, 'read-only': { type: 'boolean' }, pack: { type: 'string', multiple: true }, 'expires-in-days': { type: 'string' } },
     async run(db, [username], values, out) {
       const name = ((values.name as string | undefined) ?? 'cli').trim()
       if (name.length < 1 || name.length > TOKEN_NAME_MAX) throw new UsageError(`--name must be 1-${TOKEN_NAME_MAX} characters`)
-      const { token } = await createApiToken(db, username!, name)
-      out(`created API token "${name}" for ${username}; it is shown only this once. Use it as: Authorization: Bearer ${username} <token>`)
+      const packs = (values.pack as unknown as string[] | undefined) ?? []
+      if (values['read-only'] === true && packs.length > 0) {
+        throw new UsageError('--read-only and --pack do not go together: a --pack token may already only read, and publish versions of its packs')
+      }
+      const days = values['expires-in-days'] as string | undefined
+      if (days !== undefined && (!/^\d{1,5}$/.test(days) || Number(days) < 1 || Number(days) > TOKEN_MAX_DAYS)) {
+        throw new UsageError(`--expires-in-days must be a whole number of days from 1 to ${TOKEN_MAX_DAYS}`)
+      }
+      const scope = values['read-only'] === true ? 'read' : packs.length > 0 ? 'publish' : 'full'
+      const expiresAt = days === undefined ? null : new Date(Date.now() + Number(days) * 86_400_000)
+      const { token, record } = await createApiToken(db, username!, name, expiresAt, { scope, packs })
+      const reach = record.scope === 'read' ? 'read-only' : record.scope === 'publish' ? `publish-only (new versions of ${record.packs.join(', ')})` : 'full-access'
+      const expiry = record.expires_at === null ? 'it never expires' : `it expires ${record.expires_at}`
+      out(`created ${reach} API token "${name}" for ${username}; ${expiry}; it is shown only this once. Use it as: Authorization: Bearer ${username} <token>`)
       out(token)
+    },
+  },
+  'user disable': {
+    usage: 'user disable <username> [--reason <text>]',
+    summary: 'disable an account: no sign-in, its sessions end, its tokens stop working, its packs are hidden (reversible)',
+    positionals: ['username'],
+    options: { reason: { type: 'string' } },
+    async run(db, [username], values, out, config, err) {
+      const account = await withUpdateCheckCache(config, err, (updateCheckCache) =>
+        setUserDisabled({ db, updateCheckCache }, CLI_ACTOR, username!, true, values.reason as string | undefined))
+      out(`${account.username} is disabled: it cannot sign in, its sessions and tokens do not work, its packs are hidden`)
+    },
+  },
+  'user enable': {
+    usage: 'user enable <username> [--reason <text>]',
+    summary: 'enable a disabled account again (its tokens work again, its packs are shown again)',
+    positionals: ['username'],
+    options: { reason: { type: 'string' } },
+    async run(db, [username], values, out, config, err) {
+      const account = await withUpdateCheckCache(config, err, (updateCheckCache) =>
+        setUserDisabled({ db, updateCheckCache }, CLI_ACTOR, username!, false, values.reason as string | undefined))
+      out(`${account.username} is enabled again`)
+    },
+  },
+  'pack hide': {
+    usage: 'pack hide <namespace:pack_id> [--reason <text>]',
+    summary: 'hide a pack from everyone but its owner and staff; the update-check answers 404 for it (reversible)',
+    positionals: ['namespace:pack_id'],
+    options: { reason: { type: 'string' } },
+    async run(db, [fullId], values, out, config, err) {
+      const [namespace, packId] = splitPackId(fullId!)
+      const pack = await withUpdateCheckCache(config, err, (updateCheckCache) =>
+        setPackHidden({ db, updateCheckCache }, CLI_ACTOR, namespace, packId, true, values.reason as string | undefined))
+      out(`${pack.namespace}:${pack.packId} is hidden: only its owner and staff see it`)
+    },
+  },
+  'pack unhide': {
+    usage: 'pack unhide <namespace:pack_id> [--reason <text>]',
+    summary: 'show a hidden pack to everyone again',
+    positionals: ['namespace:pack_id'],
+    options: { reason: { type: 'string' } },
+    async run(db, [fullId], values, out, config, err) {
+      const [namespace, packId] = splitPackId(fullId!)
+      const pack = await withUpdateCheckCache(config, err, (updateCheckCache) =>
+        setPackHidden({ db, updateCheckCache }, CLI_ACTOR, namespace, packId, false, values.reason as string | undefined))
+      out(`${pack.namespace}:${pack.packId} is visible again${pack.ownerDisabled ? ' (but its owner\'s account is disabled, so only staff see it)' : ''}`)
+    },
+  },
+  'pack delete': {
+    usage: 'pack delete <namespace:pack_id>',
+    summary: `delete a pack with its versions, media and files; its id is refused to new packs for ${PACK_ID_HOLD_DAYS} days`,
+    positionals: ['namespace:pack_id'],
+    options: {},
+    async run(db, [fullId], _values, out, config, err) {
+      const [namespace, packId] = splitPackId(fullId!)
+      const { heldUntil } = await withFileStore(config, (store) => withUpdateCheckCache(config, err, (updateCheckCache) =>
+        deletePack({ db, store, updateCheckCache, config }, CLI_ACTOR, namespace, packId)))
+      out(`deleted ${namespace.toLowerCase()}:${packId.toLowerCase()}; no new pack may take its id until ${heldUntil}`)
     },
   },
   'category create': {
@@ -150,6 +226,51 @@ const COMMANDS: Record<string, Command> = {
       return 1
     },
   },
+}
+
+/** `namespace:pack_id` as the pack page shows it (any case). */
+function splitPackId(fullId: string): [string, string] {
+  const colon = fullId.indexOf(':')
+  if (colon <= 0 || colon === fullId.length - 1) throw new UsageError(`expected <namespace:pack_id>, e.g. alice:my-pack, got "${fullId}"`)
+  return [fullId.slice(0, colon), fullId.slice(colon + 1)]
+}
+
+/**
+ * The update-check cache the running servers use, for a command that changes
+ * what they answer (hide, delete, disable). With REDIS_URL it is theirs: the
+ * same stamps in Redis (src/shared-state/redis-update-check-cache.ts), so
+ * every server answers anew from the moment the command returns; Redis is
+ * reached before anything changes. Without it, a running server keeps its
+ * answers in its own memory, which no other process can reach: the command
+ * says so, and that server keeps serving its cached answer for the pack
+ * until it restarts.
+ */
+async function withUpdateCheckCache<T>(config: Config, err: (line: string) => void, use: (cache: UpdateCheckCache) => Promise<T>): Promise<T> {
+  if (!config.redisUrl) {
+    const result = await use(new MemoryUpdateCheckCache())
+    err('packs: note: without REDIS_URL, a running server keeps the update-check answers it has cached until it restarts; '
+      + 'restart it now, or make the change on the site (or its API) instead, for the update-check to follow at once')
+    return result
+  }
+  // Loaded only here, as the server's shared-state plugin does: without REDIS_URL the CLI never loads the Redis client.
+  const [{ openRedis }, { RedisUpdateCheckCache }] = await Promise.all([
+    import('./shared-state/redis.js'),
+    import('./shared-state/redis-update-check-cache.js'),
+  ])
+  const redis = await openRedis(config.redisUrl)
+  let unwritten = false
+  try {
+    const cache = new RedisUpdateCheckCache(redis.client)
+    cache.onWriteFailure = () => { unwritten = true }
+    const result = await use(cache)
+    if (unwritten) {
+      err('packs: warning: the change is made, but Redis could not be told: running servers may answer update-checks for it '
+        + 'from their cache until the pack changes again or they restart')
+    }
+    return result
+  } finally {
+    await redis.close()
+  }
 }
 
 /** The configured store, checked as the server checks it at start, closed after `use`. */

@@ -1,7 +1,8 @@
 // The 'auth' plugin: who is calling, and may they? Runs before every route (CONTRACT §2-3):
 //   1. credentials: a Bearer token or a session cookie; a present but bad one is a 401;
 //   2. the gate: any user credential passes it, else X-Master-Password or the gate cookie;
-//   3. the route's access level: 'user' and 'staff' routes need a user;
+//   3. the route's access level: 'user' and 'staff' routes need a user; a
+//      token's reach (read-only, publish-only) may refuse the request (403);
 //   4. CSRF for state changes made with a session cookie.
 // It reads app.db, app.gate and app.attemptLimiters, and decorates each request
 // with user, authMethod, sessionToken, csrfToken and routeKey.
@@ -16,6 +17,7 @@ import { GATE_COOKIE, SESSION_COOKIE, clearSessionCookie } from './cookies.js'
 import { CSRF_FIELD, CSRF_HEADER, csrfTokenFor } from './csrf.js'
 import { safeEqual } from './secrets.js'
 import { authenticateSession } from './sessions-service.js'
+import { reachRefusal } from './token-reach.js'
 import { authenticateToken } from './tokens-service.js'
 
 const MASTER_PASSWORD_HEADER = 'x-master-password'
@@ -112,9 +114,12 @@ async function identify(app: App, request: FastifyRequest, reply: FastifyReply):
   if (authorization !== undefined) {
     const match = BEARER.exec(authorization)
     if (!match) throw new Unauthorized('malformed Authorization header: expected "Bearer <username> <token>"')
-    const user = await authenticateToken(app.db, match[1]!, match[2]!)
-    if (!user) throw new Unauthorized('invalid, revoked or expired token')
-    request.user = user
+    const token = await authenticateToken(app.db, match[1]!, match[2]!)
+    if (!token) throw new Unauthorized('invalid, revoked or expired token')
+    // The token's reach (src/accounts/token-reach.ts), decided here once, before any route runs.
+    const refusal = reachRefusal(token.reach, request.method, request.routeOptions.url, request.params)
+    if (refusal !== undefined) throw new Forbidden(refusal)
+    request.user = token.user
     request.authMethod = 'token'
     return
   }

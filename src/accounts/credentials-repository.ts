@@ -5,12 +5,15 @@ import type { Db } from '../db/index.js'
 import type { Insertable, Selectable } from 'kysely'
 import type { ApiTokensTable } from '../db/schema.js'
 import { nowIso } from '../db/time.js'
+import type { TokenScope } from '../api/constants.js'
+import { FULL_REACH, storedScope, type ReachPack, type TokenReach } from './token-reach.js'
 import { rowToUser, type User } from './users-repository.js'
 
+/** A new token row with its scope (a publish token's packs go in token_packs, in the caller's transaction). */
 export async function insertApiToken(
   db: Db,
-  token: { userId: string; name: string; tokenHash: string; expiresAt: string | null },
-): Promise<Omit<Selectable<ApiTokensTable>, 'scope'>> {
+  token: { userId: string; name: string; tokenHash: string; expiresAt: string | null; scope: TokenScope },
+): Promise<Selectable<ApiTokensTable>> {
   const row = {
     id: randomUUID(),
     user_id: token.userId,
@@ -20,6 +23,7 @@ export async function insertApiToken(
     last_used_at: null,
     expires_at: token.expiresAt,
     revoked_at: null,
+    scope: token.scope,
   } satisfies Insertable<ApiTokensTable>
   await db.insertInto('api_tokens').values(row).execute()
   return row
@@ -30,21 +34,50 @@ export interface TokenOwner {
   lastUsedAt: string | null
   user: User
   usernameLower: string
+  /**
+   * Staff disabled the account: the token must not work, but its holder is told why
+   * (a 401 that names the reason, not "invalid token"). Every caller checks it.
+   */
+  disabled: boolean
+  /** What the token may do (src/accounts/token-reach.ts), with its packs' current names. */
+  reach: TokenReach
 }
 
-/** The live (not revoked, not expired) token with this hash, and its user; a disabled account's tokens are not live. */
+/**
+ * The live (not revoked, not expired) token with this hash, and its user. A
+ * disabled account's token is returned with `disabled` set, for the caller to
+ * refuse with its own message: one query either way, by the hash.
+ */
 export async function findLiveTokenByHash(db: Db, tokenHash: string, now: string): Promise<TokenOwner | undefined> {
-  const row = await db
+  // The reach comes in the same round trip: a full or read token has no
+  // token_packs rows and stays one row (the left joins cost an index probe);
+  // a publish token gives one row per pack it names (at most TOKEN_MAX_PACKS).
+  const rows = await db
     .selectFrom('api_tokens')
     .innerJoin('users', 'users.id', 'api_tokens.user_id')
-    .select(['api_tokens.id as token_id', 'api_tokens.last_used_at', 'users.id', 'users.username', 'users.username_lower', 'users.is_staff'])
+    .leftJoin('token_packs', 'token_packs.token_id', 'api_tokens.id')
+    .leftJoin('packs', 'packs.id', 'token_packs.pack_id')
+    .select([
+      'api_tokens.id as token_id', 'api_tokens.last_used_at', 'api_tokens.scope', 'users.id', 'users.username', 'users.username_lower',
+      'users.is_staff', 'users.disabled_at', 'packs.id as pack_row_id', 'packs.namespace as pack_namespace', 'packs.pack_id as pack_pack_id',
+    ])
     .where('api_tokens.token_hash', '=', tokenHash)
     .where('api_tokens.revoked_at', 'is', null)
-    .where('users.disabled_at', 'is', null)
     .where((eb) => eb.or([eb('api_tokens.expires_at', 'is', null), eb('api_tokens.expires_at', '>', now)]))
-    .executeTakeFirst()
+    .orderBy('packs.namespace')
+    .orderBy('packs.pack_id')
+    .execute()
+  const row = rows[0]
   if (!row) return undefined
-  return { tokenId: row.token_id, lastUsedAt: row.last_used_at, user: rowToUser(row), usernameLower: row.username_lower }
+  const scope = storedScope(row.scope)
+  const packs: ReachPack[] = scope !== 'publish' ? [] : rows.flatMap((r) =>
+    r.pack_row_id !== null && r.pack_namespace !== null && r.pack_pack_id !== null
+      ? [{ id: r.pack_row_id, namespace: r.pack_namespace, packId: r.pack_pack_id }]
+      : [])
+  return {
+    tokenId: row.token_id, lastUsedAt: row.last_used_at, user: rowToUser(row), usernameLower: row.username_lower, disabled: row.disabled_at !== null,
+    reach: scope === 'full' ? FULL_REACH : { scope, packs },
+  }
 }
 
 export async function touchApiToken(db: Db, tokenId: string, now: string): Promise<void> {
@@ -99,13 +132,13 @@ export async function getOrCreateSetting(db: Db, key: string, create: () => stri
 }
 
 /** What the owner of a token may see of it: never the hash. */
-export type ApiTokenRecord = Pick<ApiTokensTable, 'id' | 'name' | 'created_at' | 'last_used_at' | 'expires_at'>
+export type ApiTokenRecord = Pick<Selectable<ApiTokensTable>, 'id' | 'name' | 'created_at' | 'last_used_at' | 'expires_at' | 'scope'>
 
 /** The user's tokens that are not revoked (expired ones included), newest first. */
 export async function listUserApiTokens(db: Db, userId: string): Promise<ApiTokenRecord[]> {
   return db
     .selectFrom('api_tokens')
-    .select(['id', 'name', 'created_at', 'last_used_at', 'expires_at'])
+    .select(['id', 'name', 'created_at', 'last_used_at', 'expires_at', 'scope'])
     .where('user_id', '=', userId)
     .where('revoked_at', 'is', null)
     .orderBy('created_at', 'desc')

@@ -1,7 +1,6 @@
 // Accounts in the API's shapes (src/api/tokens.ts, src/api/accounts.ts).
 import type { MeBody } from '../api/accounts.js'
 import type { ApiTokenBody, CreatedTokenBody } from '../api/tokens.js'
-import type { ApiTokenRecord } from './credentials-repository.js'
 import type { ListedApiToken } from './tokens-service.js'
 import type { User } from './users-repository.js'
 
@@ -18,9 +17,9 @@ export function toApiToken(token: ListedApiToken): ApiTokenBody {
   }
 }
 
-/** A token just made: the only answer that carries the secret, with the header value that uses it. */
-export function toCreatedToken(record: ApiTokenRecord, token: string, owner: User): CreatedTokenBody {
-  return { ...toApiToken({ ...record, expired: false, scope: 'full', packs: [] }), token, authorization: `Bearer ${owner.username} ${token}` }
+/** A token just made, with its reach: the only answer that carries the secret, with the header value that uses it. */
+export function toCreatedToken(record: ListedApiToken, token: string, owner: User): CreatedTokenBody {
+  return { ...toApiToken(record), token, authorization: `Bearer ${owner.username} ${token}` }
 }
 
 export function toMe(user: User, csrfToken: string | null): MeBody {

@@ -50,15 +50,18 @@ export async function setPassword(db: Db, passwords: PasswordHasher, username: s
 /**
  * The user whose name and password these are, or undefined. A name that does
  * not exist costs one scrypt too, as a wrong password does, so names cannot
- * be probed by timing.
+ * be probed by timing. `disabled`: staff disabled the account (sign-in refuses
+ * it, telling only someone who knew the password).
  */
-export async function authenticatePassword(db: Db, passwords: PasswordHasher, username: string, password: string): Promise<User | undefined> {
+export async function authenticatePassword(
+  db: Db, passwords: PasswordHasher, username: string, password: string,
+): Promise<(User & { disabled: boolean }) | undefined> {
   const row = USERNAME_PATTERN.test(username) ? await findUserRowByUsername(db, username) : undefined
   if (!row) {
     await passwords.verifyNobody(password)
     return undefined
   }
-  return (await passwords.verify(password, row.password_hash)) ? rowToUser(row) : undefined
+  return (await passwords.verify(password, row.password_hash)) ? { ...rowToUser(row), disabled: row.disabled_at !== null } : undefined
 }
 
 /** Whether `password` is the user's current password (same scrypt cost either way). */

@@ -29,7 +29,8 @@ export const AuditList = Type.Object(
 export const AuditQuery = Type.Object({
   target_type: Type.Optional(TargetType),
   target: Type.Optional(Type.String({ maxLength: 300, description: 'Exactly this target (namespace:pack_id or a username); a pack\'s versions included.' })),
-  actor: Type.Optional(Type.String({ maxLength: 32, description: 'Only what this username did.' })),
+  actor: Type.Optional(Type.String({ maxLength: 32, description: 'Only what this username did ("(admin CLI)" for the admin CLI).' })),
+  action: Type.Optional(Type.String({ maxLength: 40, description: 'Only this action, e.g. pack.hide.' })),
   page: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000, default: 1 })),
   per_page: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
 })

@@ -13,6 +13,9 @@ export const TABLES = [
 
 export type Table = (typeof TABLES)[number]
 
+/** Tables added by export version 2 (issue 10); a version-1 export has no file for them. */
+export const TABLES_SINCE_VERSION_2 = ['token_packs', 'pack_id_holds', 'audit_log', 'download_seen'] as const satisfies readonly Table[]
+
 /** Rows per INSERT: well under SQLite's and PostgreSQL's limits on bound parameters. */
 const INSERT_BATCH = 200
 

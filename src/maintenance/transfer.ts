@@ -15,10 +15,19 @@ import type { Database } from '../db/schema.js'
 import { nowIso } from '../db/time.js'
 import type { FileStore } from '../storage/index.js'
 import { BadRequest, Conflict } from '../errors.js'
-import { deleteAllSettings, firstTableWithRows, insertRows, selectAllRows, TABLES, type Table } from './transfer-repository.js'
+import { deleteAllSettings, firstTableWithRows, insertRows, selectAllRows, TABLES, TABLES_SINCE_VERSION_2, type Table } from './transfer-repository.js'
 
 export const EXPORT_FORMAT = 'packs-site-export'
-export const EXPORT_VERSION = 1
+/**
+ * 2: the tables and columns of issue 10 (hidden packs, yanked versions,
+ * disabled accounts, token reach, pack id holds, the audit log, download
+ * counts). Exports of version 1 still import: they lack those tables (empty
+ * here) and columns (their defaults: nothing hidden, yanked or disabled,
+ * every token full access, no downloads counted).
+ */
+export const EXPORT_VERSION = 2
+/** The export versions this release imports. */
+const IMPORTABLE_VERSIONS: readonly number[] = [1, 2]
 
 export interface ExportManifest {
   format: typeof EXPORT_FORMAT
@@ -130,11 +139,19 @@ export function readManifest(dir: string): ExportManifest {
   } catch (error) {
     throw new BadRequest(`${file} cannot be read as JSON (${(error as Error).message.split('\n')[0]})`)
   }
-  if (typeof manifest !== 'object' || manifest === null || manifest.format !== EXPORT_FORMAT || manifest.version !== EXPORT_VERSION
+  if (typeof manifest !== 'object' || manifest === null || manifest.format !== EXPORT_FORMAT
     || typeof manifest.files !== 'object' || manifest.files === null || typeof manifest.tables !== 'object' || manifest.tables === null) {
-    throw new BadRequest(`${dir} is not a packs export of version ${EXPORT_VERSION}`)
+    throw new BadRequest(`${dir} is not a packs export`)
+  }
+  if (!IMPORTABLE_VERSIONS.includes(manifest.version)) {
+    throw new BadRequest(`${dir} is a packs export of version ${String(manifest.version).slice(0, 20)}; this release imports versions ${IMPORTABLE_VERSIONS.join(' and ')} (a newer export needs a newer release)`)
   }
   return manifest
+}
+
+/** The tables an export of `version` holds: a version-1 export predates issue 10's tables. */
+function tablesOf(version: number): readonly Table[] {
+  return version >= 2 ? TABLES : TABLES.filter((table) => !(TABLES_SINCE_VERSION_2 as readonly Table[]).includes(table))
 }
 
 function readRows(dir: string, table: Table): Record<string, unknown>[] {
@@ -212,8 +229,10 @@ export async function importSite(db: Db, store: FileStore, dir: string): Promise
   const manifest = readManifest(dir)
   const occupied = await firstTableWithRows(db, ['users', 'files', 'packs'])
   if (occupied) throw new Conflict(`the target site is not empty (${occupied} has rows); import into a new database and store`)
-  const tables = Object.fromEntries(TABLES.map((table) => [table, readRows(dir, table)])) as unknown as ExportRows
-  for (const table of TABLES) {
+  // A table the export's version did not have is empty here; its rows' missing columns take their defaults.
+  const exported = tablesOf(manifest.version)
+  const tables = Object.fromEntries(TABLES.map((table) => [table, exported.includes(table) ? readRows(dir, table) : []])) as unknown as ExportRows
+  for (const table of exported) {
     if (tables[table].length !== manifest.tables[table]) {
       throw new BadRequest(`${table}.jsonl has ${tables[table].length} rows but the manifest says ${manifest.tables[table]}`)
     }

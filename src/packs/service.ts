@@ -19,12 +19,14 @@ import { deleteStoredFiles } from '../uploads/pending.js'
 import { deleteUploadRows, listDraftUploads } from '../uploads/repository.js'
 import type { UpdateCheckCache } from '../update-check/cache.js'
 import { packChanged } from '../update-check/service.js'
+import { packTarget, recordAudit, versionTarget, type Actor } from '../audit/service.js'
 import {
   findCategoryIdByKey, findOwnedPackId, findTagIdsByNames, insertPack, insertPackMedia, insertPackTags, insertVersion, listPacks,
   loadPackDetail, newestVersionCreatedAt, packExists, touchOwnedPack, versionNameTaken,
   type MediaRef, type PackDetail, type PackFilter, type PackRecord, type PackSort, type PackSummaryRecord, type VersionRecord, type Viewer,
 } from './repository.js'
 import { slugify } from './slugs.js'
+import { packIdHeldUntil } from './versions-repository.js'
 
 export type { MediaRef, PackDetail, PackFilter, PackRecord, PackSort, PackSummaryRecord, VersionRecord, Viewer }
 
@@ -37,6 +39,8 @@ export interface PacksDeps {
   store: FileStore
   updateCheckCache: UpdateCheckCache
   config: Pick<Config, 'uploadLimits'>
+  /** The app's clock (BuildOptions.clock): when a deleted pack's id is free again. Date.now when absent. */
+  clock?: () => number
 }
 
 /** One page of packs matching `filter` (pages count from 1) in the `sort` order, and how many match in all. */
@@ -125,6 +129,11 @@ export async function publishDraft(deps: PacksDeps, user: User, draftUuid: strin
       packId = slugify(title)
       if (packId === '') throw new BadRequest('title must contain a letter or digit (the pack id is made from it)')
       if (await packExists(trx, namespace, packId)) throw new Conflict(`a pack "${namespace}:${packId}" already exists`)
+      const heldUntil = await packIdHeldUntil(trx, namespace, packId, nowIso((deps.clock ?? Date.now)()))
+      if (heldUntil !== undefined) {
+        throw new Conflict(`"${namespace}:${packId}" belonged to a deleted pack and is held until ${heldUntil}, so no player's `
+          + 'mod receives a different pack under that name; choose another title')
+      }
 
       const version = versions[0]!
       const thumbnail = thumbnails.at(-1)
@@ -161,6 +170,7 @@ export async function publishDraft(deps: PacksDeps, user: User, draftUuid: strin
       const extras = thumbnails.slice(0, -1)
       await deleteFileRows(trx, extras.map((u) => u.fileId))
       await deleteDraftRow(trx, draftId)
+      await recordAudit(trx, user, 'pack.publish', packTarget(namespace, packId), { title, version: versionName })
       return extras.map((u) => u.storageKey)
     })
   } catch (error) {
@@ -235,6 +245,7 @@ export async function addVersion(
   if (!form.file) throw new BadRequest('the "file" part (a ZIP archive) is required')
   await recordVersion(deps.db, deps.store, {
     ownerId: user.id, packRowId, file: form.file, versionName: form.versionName, changelog: form.changelog,
+    actor: user, namespace: lowerNamespace, packId: lowerPackId,
   })
   await packChanged(deps.updateCheckCache, lowerNamespace, lowerPackId)
   return getPack(deps.db, lowerNamespace, lowerPackId, user)
@@ -243,6 +254,10 @@ export async function addVersion(
 interface NewVersion {
   ownerId: string
   packRowId: string
+  /** Who publishes it, and the pack's lower-case keys: for the audit log. */
+  actor: Actor
+  namespace: string
+  packId: string
   /** Already in storage; deleted again if the version is not recorded. */
   file: IngestedFile
   versionName: string | undefined
@@ -280,6 +295,7 @@ async function recordVersion(db: Db, store: FileStore, input: NewVersion): Promi
         file_id: input.file.id,
         created_at: nowIso(createdAt),
       })
+      await recordAudit(trx, input.actor, 'version.publish', versionTarget(input.namespace, input.packId, versionName), {})
     })
   } catch (error) {
     await store.delete(input.file.storageKey)

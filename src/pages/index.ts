@@ -8,6 +8,9 @@ import browsePages from './browse.js'
 import createPages from './create.js'
 import gatePages from './gate.js'
 import packPages from './pack.js'
+import deletePages from './delete.js'
+import profilePages from './profile.js'
+import auditPages from './audit.js'
 import statsPages from './stats.js'
 import tokenPages from './tokens.js'
 
@@ -17,7 +20,10 @@ export default async function pageRoutes(app: App): Promise<void> {
   await app.register(accountPages)
   await app.register(browsePages)
   await app.register(packPages)
+  await app.register(deletePages)
+  await app.register(profilePages)
   await app.register(createPages)
   await app.register(tokenPages)
   await app.register(statsPages)
+  await app.register(auditPages)
 }

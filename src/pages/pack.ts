@@ -11,7 +11,8 @@ import type { App } from '../http/types.js'
 import { downloadUrl, fileUrl } from '../http/urls.js'
 import { html, trusted, type SafeHtml } from '../web/html.js'
 import { formatBytes, timeTag } from '../web/format.js'
-import { browseHref, chipLink, packFormatText, thumbnail } from '../web/packs.js'
+import { browseHref, chipLink, minecraftTag, thumbnail } from '../web/packs.js'
+import { downloadsText, userHref } from './pack-card.js'
 
 const PackPageParams = Type.Object({ namespace: Type.String(), pack_id: Type.String() })
 
@@ -29,17 +30,20 @@ export default async function packPages(app: App): Promise<void> {
     const view: PackView = {
       pack,
       isOwner: user !== null && user.username.toLowerCase() === pack.owner.toLowerCase(),
+      isStaff: user?.isStaff === true,
       fileUrl: (id) => fileUrl(app.config, id),
       downloadUrl: (id) => downloadUrl(app.config, request, id),
       versionLimit: app.config.uploadLimits.version,
     }
-    return sendPage(app, request, reply, { title: pack.title, body: packBody(view), scripts: view.isOwner ? ['pack'] : [] })
+    return sendPage(app, request, reply, { title: pack.title, body: packBody(view), scripts: view.isOwner || view.isStaff ? ['pack'] : [] })
   })
 }
 
 interface PackView {
   pack: PackDetail
   isOwner: boolean
+  /** Staff see the hide / unhide control. */
+  isStaff: boolean
   fileUrl(fileId: string): string
   downloadUrl(fileId: string): string
   versionLimit: number
@@ -54,12 +58,13 @@ function packBody(view: PackView): SafeHtml {
   ]
   const thumbUrl = pack.thumbnailFileId === null ? null : view.fileUrl(pack.thumbnailFileId)
   return html`<article class="pack-page">
+${hiddenNotice(view)}
 <header class="pack-header">
 ${thumbnail(thumbUrl, pack.title, 'pack-icon', `Thumbnail of ${pack.title}`)}
 <div class="pack-heading">
 <h1>${pack.title}</h1>
 ${pack.summary ? html`<p class="summary">${pack.summary}</p>` : null}
-<p class="byline muted">by <span class="owner">${pack.owner}</span> · published ${timeTag(pack.createdAt)} · updated ${timeTag(pack.updatedAt)}</p>
+<p class="byline muted">by <a class="owner" href="${userHref(pack.owner)}">${pack.owner}</a> · published ${timeTag(pack.createdAt)} · updated ${timeTag(pack.updatedAt)} · <span class="downloads">${downloadsText(pack.downloads)}</span></p>
 ${chips.some((c) => c !== null) ? html`<ul class="chips" aria-label="Category and tags">${chips}</ul>` : null}
 </div>
 </header>
@@ -82,6 +87,8 @@ ${pack.media.length > 0 ? gallery(pack.media, view) : null}
 ${view.isOwner ? newVersionForm(view) : null}
 <ol class="versions">${pack.versions.map((v, i) => version(v, i, view))}</ol>
 </section>
+${view.isOwner || view.isStaff ? html`<p class="pack-danger"><a class="button danger" href="${`/packs/${encodeURIComponent(pack.namespace)}/${encodeURIComponent(pack.packId)}/delete/`}">Delete pack…</a></p>` : null}
+${moderationForm(view)}
 </article>`
 }
 
@@ -100,12 +107,44 @@ function gallery(media: MediaRef[], view: PackView): SafeHtml {
 
 function version(v: VersionRecord, index: number, view: PackView): SafeHtml {
   const headingId = `version-${index + 1}`
-  return html`<li class="version">
-<div class="version-head"><h3 class="version-name" id="${headingId}">${v.name}</h3>${index === 0 ? html`<span class="latest-badge">Latest</span>` : null}</div>
-<p class="version-meta"><span class="pack-format">${packFormatText(v.packFormat)}</span> · <span>published ${timeTag(v.createdAt, true)}</span></p>
+  // Latest: the newest version that is not yanked (what the update-check offers).
+  const isLatest = !v.yanked && view.pack.versions.find((other) => !other.yanked) === v
+  return html`<li class="${v.yanked ? 'version yanked' : 'version'}">
+<div class="version-head"><h3 class="version-name" id="${headingId}">${v.name}</h3>${isLatest ? html`<span class="latest-badge">Latest</span>` : null}${v.yanked
+    ? html`<span class="yanked-badge" title="Withdrawn: still downloadable here, but the in-game mod no longer offers it">Yanked</span>` : null}</div>
+<p class="version-meta">${minecraftTag(v)} · <span>published ${timeTag(v.createdAt, true)}</span> · <span class="downloads">${downloadsText(v.downloads)}</span></p>
 ${v.changelog.trim() !== '' ? html`<div class="changelog">${v.changelog}</div>` : html`<p class="changelog-empty muted">No changelog.</p>`}
 <p class="version-actions"><a class="download button" href="${view.downloadUrl(v.fileId)}" aria-describedby="${headingId}">Download</a></p>
+${view.isOwner || view.isStaff ? versionControls(v, headingId, view) : null}
 </li>`
+}
+
+/**
+ * Owner and staff: edit the changelog, yank or un-yank, delete. Each form's
+ * action is the version's API URL; src/web/client/pages/pack.ts sends it with
+ * the form's data-method and reloads the page.
+ */
+function versionControls(v: VersionRecord, headingId: string, view: PackView): SafeHtml {
+  const { pack } = view
+  const url = `/api/packs/${encodeURIComponent(pack.namespace)}/${encodeURIComponent(pack.packId)}/versions/${v.id}/`
+  return html`<div class="version-manage" aria-label="${`Manage version ${v.name}`}">
+<details class="changelog-edit"><summary>Edit changelog</summary>
+<form class="version-form" data-method="PATCH" action="${url}" novalidate>
+<label for="${`cl-${v.id}`}">Changelog of ${v.name}</label>
+<textarea id="${`cl-${v.id}`}" name="changelog" rows="4">${v.changelog}</textarea>
+<div class="actions"><button type="submit">Save changelog</button></div>
+<p class="field-error" role="alert"></p>
+</form></details>
+<form class="version-form" data-method="PATCH" action="${url}" novalidate>
+<input type="hidden" name="yanked" value="${v.yanked ? 'false' : 'true'}">
+<button type="submit" class="secondary" aria-describedby="${headingId}">${v.yanked ? 'Un-yank' : 'Yank'}</button>
+<p class="field-error" role="alert"></p>
+</form>
+<form class="version-form" data-method="DELETE" action="${url}" data-confirm="${`Delete version ${v.name} and its file? This cannot be undone.`}" novalidate>
+<button type="submit" class="danger" aria-describedby="${headingId}">Delete</button>
+<p class="field-error" role="alert"></p>
+</form>
+</div>`
 }
 
 function newVersionForm(view: PackView): SafeHtml {
@@ -115,7 +154,7 @@ function newVersionForm(view: PackView): SafeHtml {
 <h3 id="new-version-heading">New version</h3>
 <label for="nv-file">Version archive (ZIP)</label>
 <input type="file" id="nv-file" name="file" accept=".zip,application/zip" required aria-describedby="nv-file-hint">
-<span class="hint" id="nv-file-hint">A .zip file of at most ${formatBytes(view.versionLimit, 'exact')}. Its pack.mcmeta gives the pack_format.</span>
+<span class="hint" id="nv-file-hint">A .zip file of at most ${formatBytes(view.versionLimit, 'exact')}. Its pack.mcmeta and its assets/ or data/ folder tell which Minecraft releases it is for.</span>
 <label for="nv-name">Version name</label>
 <input type="text" id="nv-name" name="version_name" required maxlength="${MAX_VERSION_NAME_LENGTH}" autocomplete="off" aria-describedby="nv-name-hint">
 <span class="hint" id="nv-name-hint">Unique within this pack, for example 1.2.0.</span>
@@ -126,4 +165,33 @@ function newVersionForm(view: PackView): SafeHtml {
 <p id="nv-error" class="field-error" role="alert"></p>
 <div class="actions"><button type="submit" id="nv-submit">Upload version</button></div>
 </form>`
+}
+
+/** Why only its owner and staff see this pack (staff hid it, or its owner's account is disabled). */
+function hiddenNotice(view: PackView): SafeHtml | null {
+  const { pack } = view
+  if (!pack.hidden && !pack.ownerDisabled) return null
+  const why = pack.hidden && pack.ownerDisabled
+    ? 'Staff have hidden this pack, and its owner\'s account is disabled'
+    : pack.hidden ? 'Staff have hidden this pack' : 'The owner\'s account is disabled'
+  return html`<p class="card error hidden-notice" role="status"><strong>${why}:</strong> only its owner and staff can see it;
+it is left out of the listing and the update-check answers "not found" for it.</p>`
+}
+
+/** Staff: hide or unhide the pack, with a reason for the audit log (src/web/client/pages/pack.ts posts it). */
+function moderationForm(view: PackView): SafeHtml | null {
+  if (!view.isStaff) return null
+  const { pack } = view
+  const verb = pack.hidden ? 'unhide' : 'hide'
+  const action = `/api/packs/${encodeURIComponent(pack.namespace)}/${encodeURIComponent(pack.packId)}/${verb}/`
+  return html`<section class="pack-moderation" aria-labelledby="moderation-heading"><h2 id="moderation-heading">Moderation</h2>
+<form id="moderate-pack" class="card moderation" method="post" action="${action}" novalidate aria-labelledby="moderation-heading">
+<p class="hint">${pack.hidden
+    ? 'Unhiding shows the pack to everyone again and the update-check offers its newest version again.'
+    : 'Hiding takes the pack down for everyone but its owner and staff; the update-check answers "not found". Nothing is deleted.'}</p>
+<label for="moderation-reason">Reason (for the audit log)</label>
+<input type="text" id="moderation-reason" name="reason" maxlength="500" autocomplete="off">
+<p id="moderation-error" class="field-error" role="alert"></p>
+<div class="actions"><button type="submit" id="moderation-submit" class="${pack.hidden ? 'secondary' : 'danger'}">${pack.hidden ? 'Unhide pack' : 'Hide pack'}</button></div>
+</form></section>`
 }

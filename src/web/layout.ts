@@ -64,7 +64,7 @@ function header(ctx: PageContext): SafeHtml {
 <nav aria-label="Main"><ul>
 <li>${link('/', 'Browse')}</li>
 ${viewer ? html`<li>${link('/create/', 'Create')}</li><li>${link('/drafts/', 'My drafts')}</li><li>${link('/settings/tokens/', 'API tokens')}</li><li>${link('/settings/password/', 'Password')}</li>` : null}
-${viewer?.isStaff ? html`<li>${link('/staff/stats/', 'Statistics')}</li>` : null}
+${viewer?.isStaff ? html`<li>${link('/staff/stats/', 'Statistics')}</li><li>${link('/staff/audit/', 'Audit log')}</li>` : null}
 </ul></nav>
 <div class="account">${account}</div>
 </header>`

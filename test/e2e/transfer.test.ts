@@ -13,11 +13,11 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { openDatabase, type Db } from '../../src/db/index.js'
-import { TABLES } from '../../src/maintenance/transfer-repository.js'
+import { TABLES, TABLES_SINCE_VERSION_2 } from '../../src/maintenance/transfer-repository.js'
 import { openFileStore } from '../../src/storage/index.js'
 import { TEST_DATABASE_URL } from '../helpers/database.js'
 import { seedDemoSite, type DemoSite } from '../helpers/demo.js'
-import { png } from '../helpers/fixtures.js'
+import { datapack, png } from '../helpers/fixtures.js'
 import { runCli, startServer, suiteBackends, tempDataDir, type RunningServer, type SuiteBackends } from '../helpers/server.js'
 
 const SITE_PASSWORD = 'transfer-site-password'
@@ -131,22 +131,58 @@ describe('moving a site between backends', () => {
     // The gate password is the stored one (no PACKS_MASTER_PASSWORD), so it has to travel with the site.
     await cli(['master-password', 'set', SITE_PASSWORD], source)
     server = await startServer({ env: { ...source.env } })
-    demo = await seedDemoSite(server)
-    // A pending upload that never reached a pack, and a live browser session.
-    const form = new FormData()
-    form.set('kind', 'media')
-    form.set('draft_uuid', randomUUID())
-    form.set('file', new Blob([new Uint8Array(png(4, 4, [1, 2, 3]))]), 'pending.png')
-    const pending = await fetch(`${server.url}/api/uploads/`, { method: 'POST', headers: demo.creator.headers, body: form })
-    assert.equal(pending.status, 200, await pending.text())
-    const login = await fetch(`${server.url}/login/`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-master-password': SITE_PASSWORD },
-      body: JSON.stringify({ username: demo.creator.username, password: demo.creator.password }),
-    })
-    assert.equal(login.status, 200, await login.text())
-    sessionCookie = /packs_session=[^;]+/.exec(login.headers.get('set-cookie') ?? '')![0]
-    await server.stop()
+    // Stopped whatever happens: a failed step must fail the file, not leave it waiting on a running server.
+    try {
+      demo = await seedDemoSite(server)
+      // A pending upload that never reached a pack, and a live browser session.
+      const form = new FormData()
+      form.set('kind', 'media')
+      form.set('draft_uuid', randomUUID())
+      form.set('file', new Blob([new Uint8Array(png(4, 4, [1, 2, 3]))]), 'pending.png')
+      const pending = await fetch(`${server.url}/api/uploads/`, { method: 'POST', headers: demo.creator.headers, body: form })
+      assert.equal(pending.status, 200, await pending.text())
+      const login = await fetch(`${server.url}/login/`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-master-password': SITE_PASSWORD },
+        body: JSON.stringify({ username: demo.creator.username, password: demo.creator.password }),
+      })
+      assert.equal(login.status, 200, await login.text())
+      sessionCookie = /packs_session=[^;]+/.exec(login.headers.get('set-cookie') ?? '')![0]
+      // Issue 10's tables: a hidden pack and the audit log (the demo's publishes are in it already), a deleted
+      // pack's held id, a publish token's packs, a download counted (written when the server stops).
+      const json = (headers: Record<string, string>) => ({ ...headers, 'content-type': 'application/json' })
+      const [hideNs, hideId] = demo.packs[1]!.split(':')
+      const hidden = await fetch(`${server.url}/api/packs/${hideNs}/${hideId}/hide/`, {
+        method: 'POST', headers: json(demo.staff.headers), body: JSON.stringify({ reason: 'moved while hidden' }),
+      })
+      assert.equal(hidden.status, 200, await hidden.text())
+      // A pack of its own, published and deleted: the demo's packs and files stay as they are.
+      const draft = randomUUID()
+      const archive = new FormData()
+      archive.set('kind', 'version')
+      archive.set('draft_uuid', draft)
+      archive.set('file', new Blob([new Uint8Array(await datapack(48))]), 'short.zip')
+      const uploaded = await fetch(`${server.url}/api/uploads/`, { method: 'POST', headers: demo.creator.headers, body: archive })
+      assert.equal(uploaded.status, 200, await uploaded.text())
+      const saved = await fetch(`${server.url}/api/draft/`, {
+        method: 'POST', headers: json(demo.creator.headers), body: JSON.stringify({ draft, data: { title: 'Short Lived', version_name: '1' } }),
+      })
+      assert.equal(saved.status, 200, await saved.text())
+      const published = await fetch(`${server.url}/api/draft/publish/`, { method: 'POST', headers: json(demo.creator.headers), body: JSON.stringify({ draft }) })
+      const publishedText = await published.text()
+      assert.equal(published.status, 201, publishedText)
+      const gone = JSON.parse(publishedText) as { namespace: string; pack_id: string }
+      const deleted = await fetch(`${server.url}/api/packs/${gone.namespace}/${gone.pack_id}/`, { method: 'DELETE', headers: demo.creator.headers })
+      assert.equal(deleted.status, 204, await deleted.text())
+      await cli(['token', 'create', demo.creator.username, '--name', 'ci', '--pack', demo.packs[0]!], source)
+      const [ns, id] = demo.packs[0]!.split(':')
+      const check = (await (await fetch(`${server.url}/api/packs/${ns}/${id}/latest`, { headers: { 'x-master-password': SITE_PASSWORD } })).json()) as { download_url: string }
+      const download = await fetch(check.download_url, { headers: { 'x-master-password': SITE_PASSWORD } })
+      assert.equal(download.status, 200)
+      await download.arrayBuffer()
+    } finally {
+      await server.stop()
+    }
     before_ = await snapshot(source)
   })
   after(async () => {
@@ -168,6 +204,8 @@ describe('moving a site between backends', () => {
 
   test('the filled site has something in every table', () => {
     for (const table of TABLES) assert.ok(before_.rows[table]!.length > 0, `${table} has rows`)
+    const actions = before_.rows.audit_log!.map((row) => (JSON.parse(row) as { action: string }).action)
+    assert.ok(actions.includes('pack.publish') && actions.includes('pack.hide'), `the audit log has publishes and the hide: ${actions.join(', ')}`)
     assert.ok(Object.keys(before_.files).length >= 13, 'thumbnails, media, versions and the pending upload are stored')
   })
 
@@ -261,6 +299,52 @@ describe('moving a site between backends', () => {
     const after = await snapshot(target)
     for (const table of TABLES) assert.deepEqual(after.rows[table], [], `${table} is empty`)
     assert.deepEqual(await storeContents(target), [], 'no file was written')
+  })
+
+  test('an export of version 1 (before issue 10) still imports: the new tables empty, the new columns at their defaults', async () => {
+    const dir = newExportDir()
+    await cli(['export', dir], source)
+    // Turn it into what the previous release wrote: no new tables, no new columns, version 1.
+    const manifestFile = path.join(dir, 'manifest.json')
+    const manifest = JSON.parse(fs.readFileSync(manifestFile, 'utf8')) as { version: number; tables: Record<string, number> }
+    assert.equal(manifest.version, 2, 'this release writes version 2')
+    const added: Record<string, string[]> = {
+      packs: ['hidden_at', 'revision', 'downloads'], versions: ['yanked_at', 'downloads'], users: ['disabled_at'], api_tokens: ['scope'],
+      files: ['pack_kind', 'min_format', 'min_format_minor', 'max_format', 'max_format_minor'],
+    }
+    for (const [table, columns] of Object.entries(added)) {
+      const file = path.join(dir, 'tables', `${table}.jsonl`)
+      const rows = fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>)
+      for (const row of rows) for (const column of columns) delete row[column]
+      fs.writeFileSync(file, rows.map((row) => JSON.stringify(row) + '\n').join(''))
+    }
+    for (const table of TABLES_SINCE_VERSION_2) {
+      fs.rmSync(path.join(dir, 'tables', `${table}.jsonl`))
+      delete manifest.tables[table]
+    }
+    manifest.version = 1
+    fs.writeFileSync(manifestFile, JSON.stringify(manifest))
+
+    const target = embeddedBackend()
+    assert.match(await cli(['import', dir], target), /every file's SHA-256 matched/)
+    const after = await snapshot(target)
+    for (const table of TABLES) {
+      const expected = (TABLES_SINCE_VERSION_2 as readonly string[]).includes(table) ? 0 : before_.rows[table]!.length
+      assert.equal(after.rows[table]!.length, expected, `${table}: ${expected} rows`)
+    }
+    assert.deepEqual(after.files, before_.files)
+    const rows = (table: string) => after.rows[table]!.map((row) => JSON.parse(row) as Record<string, unknown>)
+    for (const pack of rows('packs')) assert.deepEqual([pack.hidden_at, Number(pack.revision), Number(pack.downloads)], [null, 1, 0])
+    for (const version of rows('versions')) assert.deepEqual([version.yanked_at, Number(version.downloads)], [null, 0])
+    for (const user of rows('users')) assert.equal(user.disabled_at, null)
+    for (const token of rows('api_tokens')) assert.equal(token.scope, 'full', 'tokens from before reaches are full access')
+    for (const file of rows('files')) assert.deepEqual([file.pack_kind, file.min_format, file.max_format], [null, null, null])
+
+    // A version this release does not know is refused in one line.
+    manifest.version = 3
+    fs.writeFileSync(manifestFile, JSON.stringify(manifest))
+    assertRefused(await runCli(['import', dir], undefined, embeddedBackend().env),
+      `${dir} is a packs export of version 3; this release imports versions 1 and 2 (a newer export needs a newer release)`)
   })
 
   test('export refuses a directory that is not empty', async () => {

@@ -2,10 +2,15 @@
 // POST /api/packs/{ns}/{id}/versions/ as multipart with a progress bar; the
 // server's message (not a ZIP, a duplicate name, too large) is shown next to
 // the form, and on success the page reloads with the new version on top.
-import { ApiError, byId, sentence, uploadWithProgress } from '../lib/api.js'
+import { ApiError, api, byId, sentence, uploadWithProgress } from '../lib/api.js'
 
 const form = document.getElementById('new-version')
 if (form instanceof HTMLFormElement) setUpNewVersion(form)
+const moderation = document.getElementById('moderate-pack')
+if (moderation instanceof HTMLFormElement) setUpModeration(moderation)
+for (const versionForm of document.querySelectorAll<HTMLFormElement>('form.version-form')) setUpVersionForm(versionForm)
+const deleteForm = document.getElementById('delete-pack')
+if (deleteForm instanceof HTMLFormElement) setUpDeletePack(deleteForm)
 
 function setUpNewVersion(form: HTMLFormElement): void {
   const fileInput = byId<HTMLInputElement>('nv-file')
@@ -68,6 +73,93 @@ function setUpNewVersion(form: HTMLFormElement): void {
         const detail = failure instanceof ApiError ? failure.detail : String(failure)
         const field = failure instanceof ApiError && failure.status === 409 ? nameInput : failure instanceof ApiError && (failure.status === 400 || failure.status === 413) ? fileInput : undefined
         showError(failure instanceof ApiError && failure.status === 413 ? `Too large: ${detail}.` : sentence(detail), field)
+      },
+    )
+  })
+}
+
+/**
+ * Staff: the Hide / Unhide form posts its reason to the moderation API
+ * (POST .../hide/ or .../unhide/, the form's action) and reloads the page,
+ * which then shows the pack's new state; a refusal is shown by the button.
+ */
+function setUpModeration(form: HTMLFormElement): void {
+  const reason = byId<HTMLInputElement>('moderation-reason')
+  const error = byId('moderation-error')
+  const submit = byId<HTMLButtonElement>('moderation-submit')
+  form.addEventListener('submit', (event) => {
+    event.preventDefault()
+    if (submit.disabled) return
+    error.textContent = ''
+    submit.disabled = true
+    form.setAttribute('aria-busy', 'true')
+    const text = reason.value.trim()
+    api<unknown>('POST', form.action, text === '' ? {} : { reason: text }).then(
+      () => window.location.reload(),
+      (failure: unknown) => {
+        submit.disabled = false
+        form.removeAttribute('aria-busy')
+        error.textContent = sentence(failure instanceof ApiError ? failure.detail : String(failure))
+      },
+    )
+  })
+}
+
+/**
+ * Owner and staff: a version's changelog, yank / un-yank and delete forms
+ * send their fields to the version's API URL (the form's action) with the
+ * form's data-method, then reload the page; a refusal is shown in the form.
+ * Delete asks first.
+ */
+function setUpVersionForm(form: HTMLFormElement): void {
+  const method = form.dataset.method === 'DELETE' ? 'DELETE' : 'PATCH'
+  const error = form.querySelector<HTMLElement>('.field-error')
+  const submit = form.querySelector<HTMLButtonElement>('button[type=submit]')
+  form.addEventListener('submit', (event) => {
+    event.preventDefault()
+    if (!submit || submit.disabled) return
+    if (form.dataset.confirm && !window.confirm(form.dataset.confirm)) return
+    const body: Record<string, unknown> = {}
+    const changelog = form.elements.namedItem('changelog')
+    if (changelog instanceof HTMLTextAreaElement) body.changelog = changelog.value
+    const yanked = form.elements.namedItem('yanked')
+    if (yanked instanceof HTMLInputElement) body.yanked = yanked.value === 'true'
+    if (error) error.textContent = ''
+    submit.disabled = true
+    api<unknown>(method, form.action, method === 'DELETE' ? undefined : body).then(
+      () => window.location.reload(),
+      (failure: unknown) => {
+        submit.disabled = false
+        if (error) error.textContent = sentence(failure instanceof ApiError ? failure.detail : String(failure))
+      },
+    )
+  })
+}
+
+/**
+ * The delete page: the button works only once the pack id is typed exactly;
+ * then the API's DELETE goes out and the browser goes to the owner's profile.
+ * (Without JavaScript the form posts to the page, which checks the id itself.)
+ */
+function setUpDeletePack(form: HTMLFormElement): void {
+  const input = byId<HTMLInputElement>('delete-confirm')
+  const submit = byId<HTMLButtonElement>('delete-submit')
+  const error = byId('delete-error')
+  const expected = form.dataset.packId ?? ''
+  const sync = () => { submit.disabled = input.value.trim().toLowerCase() !== expected }
+  sync()
+  input.addEventListener('input', sync)
+  form.addEventListener('submit', (event) => {
+    event.preventDefault()
+    sync()
+    if (submit.disabled) return
+    submit.disabled = true
+    error.textContent = ''
+    api<unknown>('DELETE', form.dataset.api ?? '').then(
+      () => window.location.assign(form.dataset.done ?? '/'),
+      (failure: unknown) => {
+        submit.disabled = false
+        error.textContent = sentence(failure instanceof ApiError ? failure.detail : String(failure))
       },
     )
   })
