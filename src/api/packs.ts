@@ -47,8 +47,12 @@ export const PackVersion = Type.Object(
     pack_kind: Type.Union([Type.Literal('resource'), Type.Literal('data'), Type.Null()], {
       description: 'resource: the archive has assets/; data: it has data/; null: neither, or both.',
     }),
-    min_format: Type.Union([FormatNumber, Type.Null()], { description: 'Lowest pack format pack.mcmeta declares; null when it declares none.' }),
-    max_format: Type.Union([FormatNumber, Type.Null()], { description: 'Highest pack format pack.mcmeta declares; null when it declares none.' }),
+    min_format: Type.Union([FormatNumber, Type.Null()], {
+      description: 'Lowest pack format pack.mcmeta declares (min_format, else supported_formats, else pack_format; [major] is minor 0); null when it declares none.',
+    }),
+    max_format: Type.Union([FormatNumber, Type.Null()], {
+      description: 'Highest pack format pack.mcmeta declares ([major] is any minor of that major); null when it declares none.',
+    }),
     minecraft_versions: Type.Array(Type.String(), {
       description: 'Minecraft releases whose pack format for this kind lies in the range, oldest first; empty when none is known.',
     }),
@@ -170,8 +174,8 @@ export const EditPackBody = Type.Object(
 /** A change to one version (PATCH). */
 export const EditVersionBody = Type.Object(
   {
-    changelog: Type.Optional(Type.String({ description: 'Markdown.' })),
-    yanked: Type.Optional(Type.Boolean({ description: 'true yanks the version, false un-yanks it.' })),
+    changelog: Type.Optional(Type.String({ description: 'Markdown, at most 20,000 characters.' })),
+    yanked: Type.Optional(Type.Boolean({ description: 'true yanks the version, false un-yanks it; asking for what already is changes nothing.' })),
   },
   { additionalProperties: false, title: 'EditVersion' },
 )

@@ -41,7 +41,8 @@ export function toVersion(version: VersionRecord, urls: FileUrls): Static<typeof
     yanked: version.yanked,
     downloads: version.downloads,
     pack_kind: kind,
-    min_format: range ? [...range.min] : null,
+    // The game's own way of writing them (PackFormat's codecs): a min's minor 0 and a max's "any minor" are left out.
+    min_format: range ? (range.min[1] === 0 ? [range.min[0]] : [...range.min]) : null,
     max_format: range ? range.max.filter((n): n is number => n !== undefined) : null,
     minecraft_versions: game.releases,
     minecraft_label: game.label,

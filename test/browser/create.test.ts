@@ -264,7 +264,7 @@ describe('the create page', () => {
     const version = page.locator('li.version, article.version').first()
     const versionText = await version.innerText()
     assert.match(versionText, /1\.0\.0/)
-    assert.match(versionText, /pack_format 48/)
+    assert.match(versionText, /Minecraft 1\.21 – 1\.21\.1 \(data pack\)/)
     const href = await version.locator('a.download').getAttribute('href')
     assert.ok(href, 'a download link')
     const download = await page.request.get(href)
