@@ -20,6 +20,9 @@ import { startRedis, TEST_REDIS_URL, type RedisServer } from '../helpers/redis.j
 import { datapack, gif, jpeg, mp4, multipart, png, webm, webp, zip } from '../helpers/fixtures.js'
 import { publishPack, saveDraft, seedTags, upload } from '../helpers/packs.js'
 import type { BlobName, RefName } from './model.js'
+import { CLI_ACTOR } from '../../src/audit/service.js'
+import { deletePack } from '../../src/packs/delete-service.js'
+import { packChanged } from '../../src/update-check/service.js'
 
 /** One warning or error the app logged, as pino wrote it. */
 export interface LogEntry {
@@ -248,12 +251,48 @@ async function seed(site: TestSite, log: LogCapture, backend: string, { blobs, s
         ])
       }
       await replenish(fz, present)
+      await restoreSeededPacks(fz)
     },
     close: () => site.close(),
   }
   await replenish(fz, await existing(fz))
   log.take()
   return fz
+}
+
+/**
+ * Cases with a staff token may hide, yank, delete or disable what later cases
+ * (and the final check) rely on: the seeded packs must stay public with a
+ * version to offer, and the fixture accounts enabled. Staff actions are
+ * undone as an operator would (enable, unhide, un-yank); a deleted seeded
+ * pack (or one left without versions) is published again under its id, its
+ * 30-day hold lifted as an operator could.
+ */
+async function restoreSeededPacks(fz: FuzzSite): Promise<void> {
+  const { app, site } = fz
+  const seeded = [
+    { user: fz.users.alice, namespace: 'alice', packId: fz.refs.packId, title: 'Fuzz Pack' },
+    { user: fz.users.alice, namespace: 'alice', packId: fz.refs.galleryPackId, title: 'Gallery Pack' },
+    { user: fz.users.bob, namespace: 'bob', packId: fz.refs.bobPackId, title: 'Bob Pack' },
+  ]
+  const [enabled, unhidden, unyanked] = await Promise.all([
+    app.db.updateTable('users').set({ disabled_at: null }).where('disabled_at', 'is not', null).executeTakeFirst(),
+    app.db.updateTable('packs').set({ hidden_at: null }).where('hidden_at', 'is not', null).executeTakeFirst(),
+    app.db.updateTable('versions').set({ yanked_at: null }).where('yanked_at', 'is not', null).executeTakeFirst(),
+  ])
+  let changed = [enabled, unhidden, unyanked].some((r) => Number(r.numUpdatedRows) > 0)
+  for (const { user, namespace, packId, title } of seeded) {
+    const row = await app.db.selectFrom('packs').leftJoin('versions', 'versions.pack_id', 'packs.id')
+      .select(['packs.id', 'versions.id as version_id']).where('packs.namespace', '=', namespace).where('packs.pack_id', '=', packId)
+      .executeTakeFirst()
+    if (row?.version_id) continue
+    if (row) await deletePack(app, CLI_ACTOR, namespace, packId)
+    await app.db.deleteFrom('pack_id_holds').where('namespace', '=', namespace).where('pack_id', '=', packId).execute()
+    await publishPack(site, user, { title, version_name: '1.0.0' })
+    changed = true
+  }
+  // The SQL above bypassed the services: drop the update-check's answers for the seeded packs.
+  if (changed) for (const { namespace, packId } of seeded) await packChanged(app.updateCheckCache, namespace, packId)
 }
 
 async function newSession(app: App, username: string): Promise<Session> {
