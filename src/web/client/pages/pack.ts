@@ -1,8 +1,11 @@
-// The pack page, for its owner: the "New version" form goes to
+// The pack page, for its owner and staff: the "New version" form goes to
 // POST /api/packs/{ns}/{id}/versions/ as multipart with a progress bar; the
 // server's message (not a ZIP, a duplicate name, too large) is shown next to
 // the form, and on success the page reloads with the new version on top.
+// Also each version's changelog / yank / delete forms, staff's hide form, and
+// the delete page's typed confirmation.
 import { ApiError, api, byId, sentence, uploadWithProgress } from '../lib/api.js'
+import { reasonBody, sendThenReload } from '../lib/action-form.js'
 
 const form = document.getElementById('new-version')
 if (form instanceof HTMLFormElement) setUpNewVersion(form)
@@ -81,27 +84,14 @@ function setUpNewVersion(form: HTMLFormElement): void {
 /**
  * Staff: the Hide / Unhide form posts its reason to the moderation API
  * (POST .../hide/ or .../unhide/, the form's action) and reloads the page,
- * which then shows the pack's new state; a refusal is shown by the button.
+ * which then shows the pack's new state.
  */
 function setUpModeration(form: HTMLFormElement): void {
-  const reason = byId<HTMLInputElement>('moderation-reason')
-  const error = byId('moderation-error')
-  const submit = byId<HTMLButtonElement>('moderation-submit')
-  form.addEventListener('submit', (event) => {
-    event.preventDefault()
-    if (submit.disabled) return
-    error.textContent = ''
-    submit.disabled = true
-    form.setAttribute('aria-busy', 'true')
-    const text = reason.value.trim()
-    api<unknown>('POST', form.action, text === '' ? {} : { reason: text }).then(
-      () => window.location.reload(),
-      (failure: unknown) => {
-        submit.disabled = false
-        form.removeAttribute('aria-busy')
-        error.textContent = sentence(failure instanceof ApiError ? failure.detail : String(failure))
-      },
-    )
+  sendThenReload(form, {
+    method: 'POST',
+    submit: byId<HTMLButtonElement>('moderation-submit'),
+    error: byId('moderation-error'),
+    body: reasonBody(byId<HTMLInputElement>('moderation-reason')),
   })
 }
 
@@ -112,27 +102,23 @@ function setUpModeration(form: HTMLFormElement): void {
  * Delete asks first.
  */
 function setUpVersionForm(form: HTMLFormElement): void {
-  const method = form.dataset.method === 'DELETE' ? 'DELETE' : 'PATCH'
-  const error = form.querySelector<HTMLElement>('.field-error')
   const submit = form.querySelector<HTMLButtonElement>('button[type=submit]')
-  form.addEventListener('submit', (event) => {
-    event.preventDefault()
-    if (!submit || submit.disabled) return
-    if (form.dataset.confirm && !window.confirm(form.dataset.confirm)) return
-    const body: Record<string, unknown> = {}
-    const changelog = form.elements.namedItem('changelog')
-    if (changelog instanceof HTMLTextAreaElement) body.changelog = changelog.value
-    const yanked = form.elements.namedItem('yanked')
-    if (yanked instanceof HTMLInputElement) body.yanked = yanked.value === 'true'
-    if (error) error.textContent = ''
-    submit.disabled = true
-    api<unknown>(method, form.action, method === 'DELETE' ? undefined : body).then(
-      () => window.location.reload(),
-      (failure: unknown) => {
-        submit.disabled = false
-        if (error) error.textContent = sentence(failure instanceof ApiError ? failure.detail : String(failure))
-      },
-    )
+  if (!submit) return
+  const method = form.dataset.method === 'DELETE' ? 'DELETE' : 'PATCH'
+  sendThenReload(form, {
+    method,
+    submit,
+    error: form.querySelector<HTMLElement>('.field-error'),
+    confirm: form.dataset.confirm,
+    body() {
+      if (method === 'DELETE') return undefined
+      const body: Record<string, unknown> = {}
+      const changelog = form.elements.namedItem('changelog')
+      if (changelog instanceof HTMLTextAreaElement) body.changelog = changelog.value
+      const yanked = form.elements.namedItem('yanked')
+      if (yanked instanceof HTMLInputElement) body.yanked = yanked.value === 'true'
+      return body
+    },
   })
 }
 
