@@ -41,6 +41,7 @@ import uploadRoutes from './uploads/routes.js'
 import draftRoutes from './drafts/routes.js'
 import autocompleteRoutes from './autocomplete/routes.js'
 import packRoutes, { packVersionsRoutes } from './packs/routes.js'
+import packEditRoutes from './packs/edit-routes.js'
 import updateCheckRoutes from './update-check/routes.js'
 import statsRoutes from './stats/routes.js'
 import tokenRoutes from './accounts/token-routes.js'
@@ -172,6 +173,7 @@ async function registerAll(app: App, config: Config, options: BuildOptions): Pro
   await app.register(draftRoutes)
   await app.register(autocompleteRoutes)
   await app.register(packRoutes)
+  await app.register(packEditRoutes)
   await app.register(updateCheckRoutes)
   await app.register(packVersionsRoutes)
   await app.register(statsRoutes)

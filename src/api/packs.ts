@@ -146,26 +146,46 @@ export const VersionParams = Type.Object({
   version_id: Type.String({ description: 'The version\'s id (a UUID).' }),
 })
 
+/** The longest summary (trimmed): one line in lists, as the create page's field allows. */
+export const MAX_SUMMARY_LENGTH = 300
+/**
+ * The longest description an edit sets (Markdown). Longer than any real one; a pack created with a longer one
+ * (a draft may hold up to its 256 KiB body) keeps it, and may send it back unchanged.
+ */
+export const MAX_DESCRIPTION_LENGTH = 100_000
+/** A revision is a PostgreSQL integer: anything larger names no revision, and must not reach the database. */
+const MAX_REVISION = 2_147_483_647
+
 /**
  * An edit of the pack's page (PATCH). Fields left out stay as they are; the
  * pack_id never changes (every player's mod asks for it).
  */
 export const EditPackBody = Type.Object(
   {
-    revision: Type.Integer({ description: 'The revision the edit started from (the pack\'s `revision`); if the pack changed since: 409.' }),
-    title: Type.Optional(Type.String({ description: 'The pack_id stays as it is.' })),
-    summary: Type.Optional(Type.String()),
-    description: Type.Optional(Type.String({ description: 'Markdown.' })),
-    category: Type.Optional(Type.Unsafe<string | null>({ type: 'string', nullable: true, description: 'A category key; null or "" for none.' })),
-    tags: Type.Optional(Type.Array(Type.String(), { description: 'Tag names; the site\'s tags only (unknown names are a 400).' })),
+    revision: Type.Integer({
+      minimum: 1,
+      maximum: MAX_REVISION,
+      description: 'The revision the edit started from (the pack\'s `revision`). If the pack was edited since (another tab, '
+        + 'another person): 409, and nothing changes; reload the pack and edit again.',
+    }),
+    title: Type.Optional(Type.String({ description: 'Trimmed; 1 to 200 characters. The pack_id stays as it is.' })),
+    summary: Type.Optional(Type.String({ description: `Trimmed; at most ${MAX_SUMMARY_LENGTH} characters.` })),
+    description: Type.Optional(Type.String({ description: `Markdown; at most ${MAX_DESCRIPTION_LENGTH} characters.` })),
+    category: Type.Optional(Type.Unsafe<string | null>({
+      type: 'string', nullable: true, description: 'A category key (unknown keys are a 400); null or "" for none.',
+    })),
+    tags: Type.Optional(Type.Array(Type.String(), {
+      description: 'The pack\'s tags, all of them: names of the site\'s tags, case-insensitive (unknown names are a 400 naming them).',
+    })),
     thumbnail: Type.Optional(Type.Unsafe<string | null>({
       type: 'string',
       nullable: true,
-      description: 'The id of a thumbnail upload of yours (POST /api/uploads/, kind thumbnail) to use; null removes the thumbnail.',
+      description: 'The id of a pending thumbnail upload of yours (POST /api/uploads/, kind thumbnail, with or without a draft) '
+        + 'to use; null removes the thumbnail. The old thumbnail\'s file is deleted.',
     })),
     media: Type.Optional(Type.Array(Type.String(), {
-      description: 'The whole gallery in its new order: ids of the pack\'s media (to keep) and of media uploads of yours (to add). '
-        + 'Media left out are removed, their files too.',
+      description: 'The whole gallery in its new order: ids of the pack\'s media (PackMedia.id, to keep) and of pending media '
+        + 'uploads of yours (to add). Media left out are removed, their files too. Unknown or repeated ids are a 400.',
     })),
   },
   { additionalProperties: false, title: 'EditPack' },

@@ -9,6 +9,7 @@ import createPages from './create.js'
 import gatePages from './gate.js'
 import packPages from './pack.js'
 import deletePages from './delete.js'
+import editPages from './edit.js'
 import profilePages from './profile.js'
 import auditPages from './audit.js'
 import statsPages from './stats.js'
@@ -21,6 +22,7 @@ export default async function pageRoutes(app: App): Promise<void> {
   await app.register(browsePages)
   await app.register(packPages)
   await app.register(deletePages)
+  await app.register(editPages)
   await app.register(profilePages)
   await app.register(createPages)
   await app.register(tokenPages)

@@ -66,6 +66,7 @@ ${thumbnail(thumbUrl, pack.title, 'pack-icon', `Thumbnail of ${pack.title}`)}
 ${pack.summary ? html`<p class="summary">${pack.summary}</p>` : null}
 <p class="byline muted">by <a class="owner" href="${userHref(pack.owner)}">${pack.owner}</a> · published ${timeTag(pack.createdAt)} · updated ${timeTag(pack.updatedAt)} · <span class="downloads">${downloadsText(pack.downloads)}</span></p>
 ${chips.some((c) => c !== null) ? html`<ul class="chips" aria-label="Category and tags">${chips}</ul>` : null}
+${view.isOwner || view.isStaff ? html`<p class="pack-edit-link"><a class="button secondary" href="${`/packs/${encodeURIComponent(pack.namespace)}/${encodeURIComponent(pack.packId)}/edit/`}">Edit pack</a></p>` : null}
 </div>
 </header>
 
