@@ -34,6 +34,8 @@ import type { App } from './http/types.js'
 import { installHostCheck } from './http/host.js'
 import { installTimeouts, serverOptions } from './http/timeouts.js'
 import { startSweeper } from './maintenance/sweep.js'
+import { backfillFiles } from './maintenance/backfill.js'
+import { packChanged } from './update-check/service.js'
 import healthRoutes from './http/health.js'
 import meRoutes from './accounts/me-routes.js'
 import fileRoutes from './files/routes.js'
@@ -192,6 +194,11 @@ async function registerAll(app: App, config: Config, options: BuildOptions): Pro
     // The start-up consistency check (what a crash left behind) runs in the
     // background once the server listens: a huge store must not delay start-up.
     app.addHook('onListen', () => { void sweeper.runNow('start-up') })
+    // Files stored before SHA-1s were kept get theirs (and old archives their declaration), once, in the background.
+    app.addHook('onListen', () => {
+      const changed = (namespace: string, packId: string) => packChanged(app.updateCheckCache, namespace, packId)
+      void backfillFiles(app.db, app.store, changed, app.log).catch((error: unknown) => app.log.warn({ err: error }, 'back-fill of file hashes stopped'))
+    })
     // onClose hooks run last-registered first: the sweep stops before the store and the database close.
     app.addHook('onClose', () => sweeper.stop())
   }

@@ -27,6 +27,17 @@ export const PackMedia = Type.Object(
   { title: 'PackMedia' },
 )
 
+/** What an updater checks a download against (CONTRACT §7): the archive's size, hashes and name. */
+export const ArchiveFields = {
+  size: Type.Integer({ minimum: 0, description: 'The archive\'s size in bytes.' }),
+  sha256: Type.String({ description: 'SHA-256 of the archive, lower-case hex.' }),
+  sha1: Type.Union([Type.String(), Type.Null()], {
+    description: 'SHA-1 of the archive, lower-case hex (what a vanilla server\'s resource-pack-sha1 and most launchers check); '
+      + 'null only for an archive stored before SHA-1s were kept, until the start-up back-fill has read it.',
+  }),
+  filename: Type.String({ description: 'The archive\'s file name, as uploaded (cleaned).' }),
+}
+
 /** A format as pack.mcmeta writes it: [major] or [major, minor]. */
 const FormatNumber = Type.Array(Type.Integer({ minimum: 0 }), {
   minItems: 1,
@@ -42,6 +53,7 @@ export const PackVersion = Type.Object(
     pack_format: PackFormat,
     created_at: DateTime,
     download_url: Type.String({ description: 'Absolute URL that downloads the archive.' }),
+    ...ArchiveFields,
     yanked: Type.Boolean({ description: 'Withdrawn by its owner or staff: still downloadable by download_url, but never the latest version.' }),
     downloads: Type.Integer({ description: 'Downloads with download=1, at most one per client address per UTC day.' }),
     pack_kind: Type.Union([Type.Literal('resource'), Type.Literal('data'), Type.Null()], {

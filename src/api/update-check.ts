@@ -1,6 +1,6 @@
 // The in-game update-check's answer (SPEC: GET /api/packs/{namespace}/{pack_id}/latest).
 import { Type, type Static } from 'typebox'
-import { PackFormat } from './packs.js'
+import { ArchiveFields, PackFormat } from './packs.js'
 
 export const PackLatest = Type.Object(
   {
@@ -11,6 +11,7 @@ export const PackLatest = Type.Object(
     pack_format: PackFormat,
     created_at: Type.String({ format: 'date-time', description: 'When that version was published.' }),
     download_url: Type.String({ description: 'Absolute URL that downloads the archive.' }),
+    ...ArchiveFields,
   },
   { title: 'PackLatest' },
 )

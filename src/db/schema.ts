@@ -72,6 +72,8 @@ export interface FilesTable {
   content_type: string
   size: number
   sha256: string
+  /** SHA-1 of the bytes, hex; null only for files stored before it was kept, until the back-fill reaches them. */
+  sha1: string | null
   created_at: string
   /** Version archives only: 'resource' (assets/), 'data' (data/), else null. */
   pack_kind: string | null

@@ -15,6 +15,7 @@ export interface NewFile {
   contentType: string
   size: number
   sha256: string
+  sha1: string
   /** Version archives: what pack.mcmeta and the folders declare (src/minecraft/); absent for other files. */
   pack?: PackDeclaration | undefined
 }
@@ -27,6 +28,7 @@ export async function insertFile(db: Db, file: NewFile): Promise<FileRow> {
     content_type: file.contentType,
     size: file.size,
     sha256: file.sha256,
+    sha1: file.sha1,
     created_at: nowIso(),
     pack_kind: file.pack?.kind ?? null,
     min_format: file.pack?.range?.min[0] ?? null,

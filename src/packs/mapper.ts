@@ -38,6 +38,7 @@ export function toVersion(version: VersionRecord, urls: FileUrls): Static<typeof
     pack_format: version.packFormat,
     created_at: version.createdAt,
     download_url: urls.download(version.fileId),
+    ...version.archive,
     yanked: version.yanked,
     downloads: version.downloads,
     pack_kind: kind,

@@ -40,6 +40,15 @@ export interface VersionRecord {
   downloads: number
   /** What the archive declares (its file's row). */
   declaration: PackDeclaration
+  /** The archive's size, hashes and name (its file's row). */
+  archive: ArchiveRecord
+}
+
+export interface ArchiveRecord {
+  size: number
+  sha256: string
+  sha1: string | null
+  filename: string
 }
 
 /** A pack with everything its page shows. */
@@ -187,11 +196,11 @@ export async function loadPackDetail(db: Db, namespace: string, packId: string):
 const VERSION_COLUMNS = [
   'versions.id', 'versions.name', 'versions.changelog', 'versions.pack_format', 'versions.file_id', 'versions.created_at',
   'versions.yanked_at', 'versions.downloads', 'files.pack_kind', 'files.min_format', 'files.min_format_minor',
-  'files.max_format', 'files.max_format_minor',
+  'files.max_format', 'files.max_format_minor', 'files.size', 'files.sha256', 'files.sha1', 'files.filename',
 ] as const
 
 type VersionColumns = Pick<Selectable<VersionsTable>, 'id' | 'name' | 'changelog' | 'pack_format' | 'file_id' | 'created_at' | 'yanked_at' | 'downloads'>
-  & Pick<Selectable<FilesTable>, 'pack_kind' | 'min_format' | 'min_format_minor' | 'max_format' | 'max_format_minor'>
+  & Pick<Selectable<FilesTable>, 'pack_kind' | 'min_format' | 'min_format_minor' | 'max_format' | 'max_format_minor' | 'size' | 'sha256' | 'sha1' | 'filename'>
 
 export function toVersionRecord(v: VersionColumns): VersionRecord {
   return {
@@ -204,6 +213,7 @@ export function toVersionRecord(v: VersionColumns): VersionRecord {
     yanked: v.yanked_at !== null,
     downloads: Number(v.downloads),
     declaration: declarationOf(v),
+    archive: { size: Number(v.size), sha256: v.sha256, sha1: v.sha1, filename: v.filename },
   }
 }
 

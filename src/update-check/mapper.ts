@@ -12,5 +12,9 @@ export function toPackLatest(newest: NewestVersionRecord, urls: FileUrls): PackL
     pack_format: newest.packFormat,
     created_at: newest.createdAt,
     download_url: urls.download(newest.fileId),
+    size: newest.size,
+    sha256: newest.sha256,
+    sha1: newest.sha1,
+    filename: newest.filename,
   }
 }

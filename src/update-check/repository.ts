@@ -12,6 +12,11 @@ export interface NewestVersionRecord {
   packFormat: number | null
   fileId: string
   createdAt: string
+  /** The archive's, for the updater to check its download against. */
+  size: number
+  sha256: string
+  sha1: string | null
+  filename: string
 }
 
 /**
@@ -26,8 +31,10 @@ export async function findNewestVersion(db: Db, namespace: string, packId: strin
     .selectFrom('packs')
     .innerJoin('users', 'users.id', 'packs.owner_id')
     .innerJoin('versions', 'versions.pack_id', 'packs.id')
+    .innerJoin('files', 'files.id', 'versions.file_id')
     .select([
       'packs.namespace', 'packs.pack_id', 'packs.title', 'versions.name', 'versions.pack_format', 'versions.file_id', 'versions.created_at',
+      'files.size', 'files.sha256', 'files.sha1', 'files.filename',
     ])
     .where('packs.namespace', '=', namespace)
     .where('packs.pack_id', '=', packId)
@@ -45,6 +52,10 @@ export async function findNewestVersion(db: Db, namespace: string, packId: strin
     packFormat: row.pack_format,
     fileId: row.file_id,
     createdAt: row.created_at,
+    size: Number(row.size),
+    sha256: row.sha256,
+    sha1: row.sha1,
+    filename: row.filename,
   }
 }
 

@@ -36,6 +36,7 @@ export interface ReceivedFile {
   storageKey: string
   size: number
   sha256: string
+  sha1: string
   /** The first SNIFF_BYTES bytes, for type detection. */
   head: Buffer
 }
@@ -68,7 +69,7 @@ export async function receiveFile(store: FileStore, body: Readable, options: { m
     if (meter.overLimit) throw tooLarge(options.limitName, options.maxBytes)
     throw error
   }
-  return { storageKey, size: meter.bytesSeen, sha256: meter.digest(), head: meter.head() }
+  return { storageKey, size: meter.bytesSeen, ...meter.digests(), head: meter.head() }
 }
 
 /**
@@ -87,6 +88,7 @@ export async function acceptFile(store: FileStore, received: ReceivedFile, optio
       contentType: contentType.mime,
       size: received.size,
       sha256: received.sha256,
+      sha1: received.sha1,
       packFormat: contentType.packFormat,
       pack: contentType.pack,
     }
@@ -128,7 +130,10 @@ async function decideType(store: FileStore, received: ReceivedFile, kind: Upload
 class Meter extends Transform {
   #bytes = 0
   overLimit = false
+  // Both while streaming: SHA-256 for the ETag and the update protocol, SHA-1 for what Minecraft servers and
+  // launchers check (resource-pack-sha1).
   private readonly hash = createHash('sha256')
+  private readonly hash1 = createHash('sha1')
   private readonly headChunks: Buffer[] = []
   private headLength = 0
 
@@ -144,6 +149,7 @@ class Meter extends Transform {
       return
     }
     this.hash.update(chunk)
+    this.hash1.update(chunk)
     if (this.headLength < SNIFF_BYTES) {
       this.headChunks.push(chunk.subarray(0, SNIFF_BYTES - this.headLength))
       this.headLength += Math.min(chunk.length, SNIFF_BYTES - this.headLength)
@@ -159,7 +165,7 @@ class Meter extends Transform {
     return Buffer.concat(this.headChunks)
   }
 
-  digest(): string {
-    return this.hash.digest('hex')
+  digests(): { sha256: string; sha1: string } {
+    return { sha256: this.hash.digest('hex'), sha1: this.hash1.digest('hex') }
   }
 }

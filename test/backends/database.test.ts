@@ -41,7 +41,7 @@ describe('the query layer on this engine', () => {
   test('sizes (bigint) and counts are numbers', async () => {
     const big = 5 * 1024 ** 3 // past 32 bits: stored as bigint
     const id = randomUUID()
-    await insertFile(db, { id, storageKey: id, filename: 'big.zip', contentType: 'application/zip', size: big, sha256: '0'.repeat(64) })
+    await insertFile(db, { id, storageKey: id, filename: 'big.zip', contentType: 'application/zip', size: big, sha256: '0'.repeat(64), sha1: '0'.repeat(40) })
     const bytes = await storedBytes(db)
     assert.equal(typeof bytes.bytes, 'number')
     assert.equal(typeof bytes.files, 'number')

@@ -119,7 +119,8 @@ test('response shapes use SPEC field names', () => {
   assert.deepEqual(fields(users.items!), ['username'])
   assert.deepEqual(
     fields(jsonSchema(operation('/api/packs/{namespace}/{pack_id}/latest', 'get'), '200')),
-    ['created_at', 'download_url', 'name', 'namespace', 'pack_format', 'pack_id', 'version'],
+    // SPEC's seven, and CONTRACT §7's size, hashes and file name.
+    ['created_at', 'download_url', 'filename', 'name', 'namespace', 'pack_format', 'pack_id', 'sha1', 'sha256', 'size', 'version'],
   )
   assert.equal(jsonSchema(operation('/api/stats/', 'get'), '200').type, 'object')
 })
