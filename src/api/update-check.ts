@@ -16,4 +16,19 @@ export const PackLatest = Type.Object(
   { title: 'PackLatest' },
 )
 
+/** CONTRACT §7: which version fits the player's game. Without either, the answer is exactly SPEC's. */
+export const UpdateCheckQuery = Type.Object({
+  pack_format: Type.Optional(Type.Integer({
+    minimum: 0,
+    maximum: 2147483647,
+    description: 'The game\'s pack format for the pack\'s kind (resource or data): the newest version whose declared range includes it.',
+  })),
+  game_version: Type.Optional(Type.String({
+    // Digits and dots only, at most three numbers: linear to check, and every release name has this shape.
+    pattern: '^[0-9]{1,4}(\\.[0-9]{1,4}){1,2}$',
+    description: 'A Minecraft release, e.g. 1.21.4 or 26.1: the newest version whose declared formats include that release\'s '
+      + '(for the pack\'s kind). A release the site does not know is 404.',
+  })),
+})
+
 export type PackLatestBody = Static<typeof PackLatest>

@@ -88,3 +88,29 @@ export function formatsText(range: FormatRange): string {
   const max = maxMinor !== undefined ? `${maxMajor}.${maxMinor}` : maxMajor === minMajor && minMinor !== 0 ? `${maxMajor}.*` : `${maxMajor}`
   return min === max || (maxMinor === 0 && min === `${maxMajor}`) ? `pack format ${min}` : `pack formats ${min} – ${max}`
 }
+
+/** What a player's game is, as an updater asks (issue 11, item 2): its pack format, or its release name. */
+export type GameQuery = { packFormat: number } | { release: string }
+
+/** Whether a release name is in the table, for either kind. */
+export function isKnownRelease(name: string): boolean {
+  return KINDS.some((kind) => RELEASES[kind].some((release) => release.name === name))
+}
+
+/** The newest release the table knows (for "this site knows releases up to …"). */
+export function newestKnownRelease(): string {
+  return RELEASES.resource.at(-1)!.name
+}
+
+/**
+ * Whether a version (its declaration and pack_format) runs on the game asked
+ * about. A pack format is read in the version's own kind; below 1.20.2's
+ * format the game compares pack_format alone, exactly. A release must be one
+ * of the releases the version is described for (describeDeclaration).
+ */
+export function supports(declaration: PackDeclaration, packFormat: number | null, game: GameQuery): boolean {
+  if ('release' in game) return describeDeclaration(declaration, packFormat).releases.includes(game.release)
+  if (game.packFormat < FIRST_RANGE_FORMAT) return packFormat === game.packFormat
+  const range = declaration.range ?? legacyRange(packFormat)
+  return range !== null && inRange([game.packFormat, 0], range)
+}

@@ -45,16 +45,16 @@ export class RedisUpdateCheckCache implements UpdateCheckCache {
     redis.on('ready', () => { void this.writeUnwritten() })
   }
 
-  get(packKey: string, origin: string): UpdateCheckAnswer | undefined {
-    return this.local.get(packKey, origin)
+  get(packKey: string, origin: string, variant = ''): UpdateCheckAnswer | undefined {
+    return this.local.get(packKey, origin, variant)
   }
 
   currentGeneration(): number {
     return this.local.currentGeneration()
   }
 
-  set(packKey: string, origin: string, answer: UpdateCheckAnswer, readAtGeneration: number): void {
-    this.local.set(packKey, origin, answer, readAtGeneration)
+  set(packKey: string, origin: string, answer: UpdateCheckAnswer, readAtGeneration: number, variant = ''): void {
+    this.local.set(packKey, origin, answer, readAtGeneration, variant)
   }
 
   /**

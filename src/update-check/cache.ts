@@ -31,6 +31,11 @@ export interface UpdateCheckCacheLimits {
   /** Packs whose last invalidation is remembered exactly (older ones share one watermark). */
   maxChanges: number
   /**
+   * Compatibility variants (?pack_format=, ?game_version=) cached per pack beside the plain answer; past it
+   * the oldest variant goes. The values are the client's to choose, so they are bounded per pack.
+   */
+  maxVariants: number
+  /**
    * With REDIS_URL only (src/shared-state/redis-update-check-cache.ts): packs whose stamp an
    * instance remembers; past it the oldest is forgotten (that pack's answer is read again once).
    */
@@ -45,6 +50,7 @@ export const DEFAULT_LIMITS: UpdateCheckCacheLimits = {
   maxOrigins: 4,
   maxChanges: 4096,
   maxStamps: 10_000,
+  maxVariants: 8,
 }
 
 /** What the cache holds now, for tests and the statistics. */
@@ -61,9 +67,10 @@ export interface CacheUsage {
  * (src/shared-state/redis-update-check-cache.ts) when instances share a Redis.
  */
 export interface UpdateCheckCache {
-  get(packKey: string, origin: string): UpdateCheckAnswer | undefined
+  /** `variant` names a compatibility query ('' for the plain update-check): see variantKey in ./service.ts. */
+  get(packKey: string, origin: string, variant?: string): UpdateCheckAnswer | undefined
   currentGeneration(): number
-  set(packKey: string, origin: string, answer: UpdateCheckAnswer, readAtGeneration: number): void
+  set(packKey: string, origin: string, answer: UpdateCheckAnswer, readAtGeneration: number, variant?: string): void
   /** Drops the pack's answers; when shared, every instance's are dropped before the promise resolves. */
   invalidate(packKey: string): void | Promise<void>
   /**
@@ -80,6 +87,8 @@ export interface UpdateCheckCache {
 /** A found pack's answers, one place per allowed origin (same index as MemoryUpdateCheckCache.origins). */
 interface PackAnswers {
   answers: (NonNullable<UpdateCheckAnswer> | undefined)[]
+  /** Compatibility variants' answers, per origin place like `answers`; insertion order is age. */
+  variants: Map<string, (NonNullable<UpdateCheckAnswer> | undefined)[]>
   bytes: number
 }
 
@@ -111,12 +120,14 @@ export class MemoryUpdateCheckCache implements UpdateCheckCache {
     this.limits = Object.freeze({ ...DEFAULT_LIMITS, ...limits })
   }
 
-  get(packKey: string, origin: string): UpdateCheckAnswer | undefined {
+  get(packKey: string, origin: string, variant = ''): UpdateCheckAnswer | undefined {
     const pack = this.found.get(packKey)
     if (pack !== undefined) {
       const place = this.origins.indexOf(origin)
-      return place === -1 ? undefined : pack.answers[place]
+      if (place === -1) return undefined
+      return variant === '' ? pack.answers[place] : pack.variants.get(variant)?.[place]
     }
+    // A pack that does not exist has no variant either.
     return this.missing.has(packKey) ? null : undefined
   }
 
@@ -125,7 +136,7 @@ export class MemoryUpdateCheckCache implements UpdateCheckCache {
     return this.generation
   }
 
-  set(packKey: string, origin: string, answer: UpdateCheckAnswer, readAtGeneration: number): void {
+  set(packKey: string, origin: string, answer: UpdateCheckAnswer, readAtGeneration: number, variant = ''): void {
     if ((this.changes.get(packKey) ?? this.forgottenChanges) > readAtGeneration) return
     // An unknown id is cached too (an uninstalled pack's mod keeps asking); it does not depend on the origin.
     if (answer === null) return this.setMissing(packKey)
@@ -137,20 +148,44 @@ export class MemoryUpdateCheckCache implements UpdateCheckCache {
     if (this.missing.delete(packKey)) this.bytes -= packKey.length + ENTRY_OVERHEAD
     let pack = this.found.get(packKey)
     if (pack === undefined) {
-      pack = { answers: new Array<NonNullable<UpdateCheckAnswer> | undefined>(this.limits.maxOrigins).fill(undefined), bytes: packKey.length + ENTRY_OVERHEAD }
+      pack = { answers: this.emptyPlaces(), variants: new Map(), bytes: packKey.length + ENTRY_OVERHEAD }
       this.found.set(packKey, pack)
       this.bytes += pack.bytes
     }
-    const previous = pack.answers[place]
+    const places = variant === '' ? pack.answers : this.variantPlaces(pack, variant)
+    const previous = places[place]
     if (previous !== undefined) {
       const previousCost = previous.body.length + previous.etag.length + ENTRY_OVERHEAD
       pack.bytes -= previousCost
       this.bytes -= previousCost
     }
-    pack.answers[place] = answer
+    places[place] = answer
     pack.bytes += cost
     this.bytes += cost
     this.shrink(packKey)
+  }
+
+  private emptyPlaces(): (NonNullable<UpdateCheckAnswer> | undefined)[] {
+    return new Array<NonNullable<UpdateCheckAnswer> | undefined>(this.limits.maxOrigins).fill(undefined)
+  }
+
+  /** The variant's places, made when new; the pack's oldest variant goes when there are too many. */
+  private variantPlaces(pack: PackAnswers, variant: string): (NonNullable<UpdateCheckAnswer> | undefined)[] {
+    let places = pack.variants.get(variant)
+    if (places !== undefined) return places
+    while (pack.variants.size >= this.limits.maxVariants) {
+      const [oldest, answers] = pack.variants.entries().next().value!
+      pack.variants.delete(oldest)
+      const freed = oldest.length + ENTRY_OVERHEAD
+        + answers.reduce((sum, a) => sum + (a === undefined ? 0 : a.body.length + a.etag.length + ENTRY_OVERHEAD), 0)
+      pack.bytes -= freed
+      this.bytes -= freed
+    }
+    places = this.emptyPlaces()
+    pack.variants.set(variant, places)
+    pack.bytes += variant.length + ENTRY_OVERHEAD
+    this.bytes += variant.length + ENTRY_OVERHEAD
+    return places
   }
 
   invalidate(packKey: string): void {
@@ -167,7 +202,9 @@ export class MemoryUpdateCheckCache implements UpdateCheckCache {
 
   usage(): CacheUsage {
     let answers = 0
-    for (const pack of this.found.values()) for (const answer of pack.answers) if (answer !== undefined) answers += 1
+    for (const pack of this.found.values()) {
+      for (const places of [pack.answers, ...pack.variants.values()]) for (const answer of places) if (answer !== undefined) answers += 1
+    }
     return { packs: this.found.size, answers, missing: this.missing.size, origins: this.origins.length, bytes: this.bytes }
   }
 

@@ -2,6 +2,8 @@
 // case, so it takes lower-cased keys and the unique index (namespace, pack_id)
 // serves it directly.
 import type { Db } from '../db/index.js'
+import type { PackDeclaration } from '../minecraft/declaration.js'
+import { declarationOf } from '../packs/repository.js'
 
 /** What the update-check answers. */
 export interface NewestVersionRecord {
@@ -57,6 +59,53 @@ export async function findNewestVersion(db: Db, namespace: string, packId: strin
     sha1: row.sha1,
     filename: row.filename,
   }
+}
+
+/** A version's declaration beside its answer, for the compatibility variants. */
+export interface CandidateVersion extends NewestVersionRecord {
+  declaration: PackDeclaration
+}
+
+/** Versions (not yanked, newest first) a compatibility variant chooses from; a pack keeps far fewer in practice. */
+export const MAX_CANDIDATES = 500
+
+/**
+ * The public pack's versions that are not yanked, newest first, with what
+ * their archives declare: one query, as findNewestVersion, without its LIMIT 1.
+ */
+export async function findCandidateVersions(db: Db, namespace: string, packId: string): Promise<CandidateVersion[]> {
+  const rows = await db
+    .selectFrom('packs')
+    .innerJoin('users', 'users.id', 'packs.owner_id')
+    .innerJoin('versions', 'versions.pack_id', 'packs.id')
+    .innerJoin('files', 'files.id', 'versions.file_id')
+    .select([
+      'packs.namespace', 'packs.pack_id', 'packs.title', 'versions.name', 'versions.pack_format', 'versions.file_id', 'versions.created_at',
+      'files.size', 'files.sha256', 'files.sha1', 'files.filename',
+      'files.pack_kind', 'files.min_format', 'files.min_format_minor', 'files.max_format', 'files.max_format_minor',
+    ])
+    .where('packs.namespace', '=', namespace)
+    .where('packs.pack_id', '=', packId)
+    .where('packs.hidden_at', 'is', null)
+    .where('users.disabled_at', 'is', null)
+    .where('versions.yanked_at', 'is', null)
+    .orderBy('versions.created_at', 'desc')
+    .limit(MAX_CANDIDATES)
+    .execute()
+  return rows.map((row) => ({
+    namespace: row.namespace,
+    packId: row.pack_id,
+    title: row.title,
+    version: row.name,
+    packFormat: row.pack_format,
+    fileId: row.file_id,
+    createdAt: row.created_at,
+    size: Number(row.size),
+    sha256: row.sha256,
+    sha1: row.sha1,
+    filename: row.filename,
+    declaration: declarationOf(row),
+  }))
 }
 
 /** Whether a public pack (not hidden, owner not disabled) has this namespace and id: one with no version to offer. */

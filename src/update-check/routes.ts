@@ -4,8 +4,9 @@ import { noneMatch } from '../http/conditional.js'
 import { publicOrigin } from '../http/urls.js'
 import type { App } from '../http/types.js'
 import { errorResponses } from '../api/common.js'
+import { BadRequest } from '../errors.js'
 import { PackParams } from '../api/packs.js'
-import { PackLatest, type PackLatestBody } from '../api/update-check.js'
+import { PackLatest, UpdateCheckQuery, type PackLatestBody } from '../api/update-check.js'
 import { fileUrls } from '../packs/mapper.js'
 import { updateCheck } from './service.js'
 
@@ -14,15 +15,21 @@ export default async function updateCheckRoutes(app: App): Promise<void> {
     config: { access: 'gate' },
     schema: {
       summary: 'Pack update-check',
-      description: 'The newest version of the pack namespace:pack_id, for in-game auto-updaters. Answers with a strong ETag '
+      description: 'The newest version of the pack namespace:pack_id, for in-game auto-updaters. With pack_format or '
+        + 'game_version: the newest version that runs on that game (404 with a detail when none does); each has its own ETag. '
+        + 'Yanked versions are never the answer. Answers with a strong ETag '
         + 'and Cache-Control: no-cache; send If-None-Match to get 304 while nothing changed.',
       tags: ['packs'],
       params: PackParams,
-      response: { 200: PackLatest, 304: Type.Null({ description: 'Not modified: the ETag still matches.' }), ...errorResponses(401, 404) },
+      querystring: UpdateCheckQuery,
+      response: { 200: PackLatest, 304: Type.Null({ description: 'Not modified: the ETag still matches.' }), ...errorResponses(400, 401, 404) },
     },
   }, async (request, reply) => {
     const { namespace, pack_id: packId } = request.params
-    const answer = await updateCheck(app, namespace, packId, publicOrigin(app.config, request), fileUrls(app.config, request))
+    const { pack_format: packFormat, game_version: release } = request.query
+    if (packFormat !== undefined && release !== undefined) throw new BadRequest('give pack_format or game_version, not both')
+    const game = packFormat !== undefined ? { packFormat } : release !== undefined ? { release } : undefined
+    const answer = await updateCheck(app, namespace, packId, publicOrigin(app.config, request), fileUrls(app.config, request), game)
     // Clients may cache, but must ask every time: a new version has to be seen at once.
     reply.header('etag', answer.etag).header('cache-control', 'no-cache')
     if (noneMatch(request.headers['if-none-match'], answer.etag)) {

@@ -7,10 +7,15 @@ import type { Db } from '../db/index.js'
 import { NotFound } from '../errors.js'
 import { packKey, type UpdateCheckAnswer, type UpdateCheckCache } from './cache.js'
 import { toPackLatest } from './mapper.js'
-import { findNewestVersion, publicPackExists } from './repository.js'
+import { findCandidateVersions, findNewestVersion, publicPackExists } from './repository.js'
+import { isKnownRelease, newestKnownRelease, supports, type GameQuery } from '../minecraft/releases.js'
 
-/** The 404 for a pack whose every version is yanked or deleted. */
-const NO_VERSION = 'the pack has no version to offer: every version is yanked or deleted'
+/** The 404 for a pack whose every version is yanked or deleted, or none of whose versions fits the game asked about. */
+function noVersionDetail(game: GameQuery | undefined): string {
+  if (game === undefined) return 'the pack has no version to offer: every version is yanked or deleted'
+  const what = 'release' in game ? `Minecraft ${game.release}` : `pack format ${game.packFormat}`
+  return `no version of the pack supports ${what} (by the formats its pack.mcmeta declares)`
+}
 import type { FileUrls } from '../packs/mapper.js'
 
 export interface UpdateCheckDeps {
@@ -30,21 +35,29 @@ export async function updateCheck(
   packId: string,
   origin: string,
   urls: FileUrls,
+  game?: GameQuery,
 ): Promise<NonNullable<UpdateCheckAnswer>> {
   const lowerNamespace = namespace.toLowerCase()
   const lowerPackId = packId.toLowerCase()
+  // A release the table does not know cannot be matched: said before any lookup (and never cached: the name is the client's).
+  if (game !== undefined && 'release' in game && !isKnownRelease(game.release)) {
+    throw new NotFound(`unknown Minecraft release "${game.release}": this site knows releases up to ${newestKnownRelease()}`)
+  }
   const key = packKey(lowerNamespace, lowerPackId)
+  const variant = game === undefined ? '' : 'release' in game ? `r:${game.release}` : `f:${game.packFormat}`
   const cache = deps.updateCheckCache
   // With REDIS_URL: one small read, so a publish through another instance is seen at once.
   if (cache.revalidate !== undefined) await cache.revalidate(key)
-  let answer = cache.get(key, origin)
+  let answer = cache.get(key, origin, variant)
   if (answer === undefined) {
     const generation = cache.currentGeneration()
-    const newest = await findNewestVersion(deps.db, lowerNamespace, lowerPackId)
+    const newest = game === undefined
+      ? await findNewestVersion(deps.db, lowerNamespace, lowerPackId)
+      : (await findCandidateVersions(deps.db, lowerNamespace, lowerPackId)).find((v) => supports(v.declaration, v.packFormat, game))
     if (newest) answer = withEtag(JSON.stringify(toPackLatest(newest, urls)))
-    else if (await publicPackExists(deps.db, lowerNamespace, lowerPackId)) answer = { body: NO_VERSION, etag: '', noVersion: true }
+    else if (await publicPackExists(deps.db, lowerNamespace, lowerPackId)) answer = { body: noVersionDetail(game), etag: '', noVersion: true }
     else answer = null
-    cache.set(key, origin, answer, generation)
+    cache.set(key, origin, answer, generation, variant)
   }
   if (answer === null) throw new NotFound('pack not found')
   if (answer.noVersion) throw new NotFound(answer.body)
