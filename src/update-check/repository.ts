@@ -1,4 +1,4 @@
-// The update-check's one query. Namespaces and pack ids are stored in lower
+// The update-check's queries. Namespaces and pack ids are stored in lower
 // case, so it takes lower-cased keys and the unique index (namespace, pack_id)
 // serves it directly.
 import type { Db } from '../db/index.js'
@@ -22,59 +22,14 @@ export interface NewestVersionRecord {
 }
 
 /**
- * The newest version of a pack (by publication time) that is not yanked,
- * with the pack's title; undefined when there is none, or the pack is hidden
- * (by staff, or its owner's account is disabled): a player's mod sees only
- * public packs. One query: the unique (namespace, pack_id) index finds the
- * pack, versions_pack_created gives its newest versions.
+ * A public pack's versions that are not yanked, newest first, with the
+ * pack's title and each archive's size, hashes, name and declaration: a
+ * hidden pack (by staff, or its owner's account is disabled) has none, since
+ * a player's mod sees only public packs. The unique (namespace, pack_id)
+ * index finds the pack, versions_pack_created orders its versions.
  */
-export async function findNewestVersion(db: Db, namespace: string, packId: string): Promise<NewestVersionRecord | undefined> {
-  const row = await db
-    .selectFrom('packs')
-    .innerJoin('users', 'users.id', 'packs.owner_id')
-    .innerJoin('versions', 'versions.pack_id', 'packs.id')
-    .innerJoin('files', 'files.id', 'versions.file_id')
-    .select([
-      'packs.namespace', 'packs.pack_id', 'packs.title', 'versions.name', 'versions.pack_format', 'versions.file_id', 'versions.created_at',
-      'files.size', 'files.sha256', 'files.sha1', 'files.filename',
-    ])
-    .where('packs.namespace', '=', namespace)
-    .where('packs.pack_id', '=', packId)
-    .where('packs.hidden_at', 'is', null)
-    .where('users.disabled_at', 'is', null)
-    .where('versions.yanked_at', 'is', null)
-    .orderBy('versions.created_at', 'desc')
-    .limit(1)
-    .executeTakeFirst()
-  return row && {
-    namespace: row.namespace,
-    packId: row.pack_id,
-    title: row.title,
-    version: row.name,
-    packFormat: row.pack_format,
-    fileId: row.file_id,
-    createdAt: row.created_at,
-    size: Number(row.size),
-    sha256: row.sha256,
-    sha1: row.sha1,
-    filename: row.filename,
-  }
-}
-
-/** A version's declaration beside its answer, for the compatibility variants. */
-export interface CandidateVersion extends NewestVersionRecord {
-  declaration: PackDeclaration
-}
-
-/** Versions (not yanked, newest first) a compatibility variant chooses from; a pack keeps far fewer in practice. */
-export const MAX_CANDIDATES = 500
-
-/**
- * The public pack's versions that are not yanked, newest first, with what
- * their archives declare: one query, as findNewestVersion, without its LIMIT 1.
- */
-export async function findCandidateVersions(db: Db, namespace: string, packId: string): Promise<CandidateVersion[]> {
-  const rows = await db
+function publicVersions(db: Db, namespace: string, packId: string) {
+  return db
     .selectFrom('packs')
     .innerJoin('users', 'users.id', 'packs.owner_id')
     .innerJoin('versions', 'versions.pack_id', 'packs.id')
@@ -90,9 +45,17 @@ export async function findCandidateVersions(db: Db, namespace: string, packId: s
     .where('users.disabled_at', 'is', null)
     .where('versions.yanked_at', 'is', null)
     .orderBy('versions.created_at', 'desc')
-    .limit(MAX_CANDIDATES)
-    .execute()
-  return rows.map((row) => ({
+}
+
+type PublicVersionRow = Awaited<ReturnType<ReturnType<typeof publicVersions>['executeTakeFirstOrThrow']>>
+
+/** A version's declaration beside its answer, for the compatibility variants. */
+export interface CandidateVersion extends NewestVersionRecord {
+  declaration: PackDeclaration
+}
+
+function toCandidate(row: PublicVersionRow): CandidateVersion {
+  return {
     namespace: row.namespace,
     packId: row.pack_id,
     title: row.title,
@@ -105,7 +68,21 @@ export async function findCandidateVersions(db: Db, namespace: string, packId: s
     sha1: row.sha1,
     filename: row.filename,
     declaration: declarationOf(row),
-  }))
+  }
+}
+
+/** The newest public version of a pack (by publication time) that is not yanked; undefined when there is none. One query. */
+export async function findNewestVersion(db: Db, namespace: string, packId: string): Promise<NewestVersionRecord | undefined> {
+  const row = await publicVersions(db, namespace, packId).limit(1).executeTakeFirst()
+  return row && toCandidate(row)
+}
+
+/** Versions (not yanked, newest first) a compatibility variant chooses from; a pack keeps far fewer in practice. */
+export const MAX_CANDIDATES = 500
+
+/** The versions a compatibility variant (?pack_format=, ?game_version=) chooses from, newest first: one query. */
+export async function findCandidateVersions(db: Db, namespace: string, packId: string): Promise<CandidateVersion[]> {
+  return (await publicVersions(db, namespace, packId).limit(MAX_CANDIDATES).execute()).map(toCandidate)
 }
 
 /** Whether a public pack (not hidden, owner not disabled) has this namespace and id: one with no version to offer. */
