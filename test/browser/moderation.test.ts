@@ -35,7 +35,7 @@ describe('moderation in a browser', { timeout: 180_000 }, () => {
     await staff.goto('/packs/maker/loud-banners/')
     assert.equal(await staff.locator('.hidden-notice').count(), 0)
     await staff.getByLabel('Reason (for the audit log)').fill('misleading screenshots')
-    await staff.getByRole('button', { name: 'Hide pack' }).click()
+    await staff.getByRole('button', { name: 'Hide pack', exact: true }).click()
     // The page reloads showing the pack's new state.
     await staff.locator('.hidden-notice').waitFor()
     assert.match(await staff.locator('.hidden-notice').innerText(), /Staff have hidden this pack: only its owner and staff can see it/)
@@ -70,7 +70,7 @@ describe('moderation in a browser', { timeout: 180_000 }, () => {
     // Back to the pack; unhide it.
     await staff.goto('/packs/maker/loud-banners/')
     await staff.getByRole('button', { name: 'Unhide pack' }).click()
-    await staff.getByRole('button', { name: 'Hide pack' }).waitFor()
+    await staff.getByRole('button', { name: 'Hide pack', exact: true }).waitFor()
     assert.equal(await staff.locator('.hidden-notice').count(), 0)
     assert.equal((await visitor.goto('/packs/maker/loud-banners/'))?.status(), 200)
     assertNoProblems(site)
