@@ -4,7 +4,7 @@
 //   1. infrastructure: 'shared-state' (memory or Redis), 'db', 'storage', then
 //      Fastify's own (cookies, forms, OpenAPI) and the HTTP plumbing;
 //   2. our services: 'gate' (needs db), 'auth' (db, shared-state, gate),
-//      'metrics' (db, shared-state, auth), 'downloads' (db, gate);
+//      'metrics' (db, shared-state, auth), 'downloads' (db, gate), 'signing' (db);
 //   3. routes, one encapsulated plugin per resource, so what one registers
 //      (the multipart parser of uploads) stays off the others.
 import Fastify, { type FastifyServerOptions } from 'fastify'
@@ -25,6 +25,7 @@ import auth from './accounts/auth.js'
 import { PasswordHasher } from './accounts/passwords.js'
 import metrics from './stats/plugin.js'
 import downloads, { type DownloadsOptions } from './downloads/plugin.js'
+import signing from './signing/plugin.js'
 import { Assets } from './web/assets.js'
 import { answerFrameworkError, installErrorHandling } from './http/errors.js'
 import { installJsonBodyParser } from './http/json-body.js'
@@ -45,6 +46,9 @@ import autocompleteRoutes from './autocomplete/routes.js'
 import packRoutes, { packVersionsRoutes } from './packs/routes.js'
 import packEditRoutes from './packs/edit-routes.js'
 import updateCheckRoutes from './update-check/routes.js'
+import updateCheckBatchRoutes from './update-check/batch-routes.js'
+import byHashRoutes from './update-check/by-hash-routes.js'
+import signingRoutes from './signing/routes.js'
 import statsRoutes from './stats/routes.js'
 import tokenRoutes from './accounts/token-routes.js'
 import packModerationRoutes from './packs/moderation-routes.js'
@@ -165,6 +169,8 @@ async function registerAll(app: App, config: Config, options: BuildOptions): Pro
   await app.register(metrics)
   // Archive downloads, counted in memory and written in batches (src/downloads/plugin.ts).
   await app.register(downloads, options.downloads ?? {})
+  // The Ed25519 key that signs update-check answers, made on the first start (src/signing/).
+  await app.register(signing)
 
   // Phase 3: routes, one file per resource.
   await app.register(healthRoutes)
@@ -177,6 +183,9 @@ async function registerAll(app: App, config: Config, options: BuildOptions): Pro
   await app.register(packRoutes)
   await app.register(packEditRoutes)
   await app.register(updateCheckRoutes)
+  await app.register(updateCheckBatchRoutes)
+  await app.register(byHashRoutes)
+  await app.register(signingRoutes)
   await app.register(packVersionsRoutes)
   await app.register(statsRoutes)
   await app.register(tokenRoutes)

@@ -18,6 +18,7 @@ import { MemoryUpdateCheckCache, type UpdateCheckCache } from './update-check/ca
 import { DomainError } from './errors.js'
 import { createCategory, createTag } from './packs/tags.js'
 import { exportSite, importSite } from './maintenance/transfer.js'
+import { DEFAULT_GRACE_DAYS, MAX_GRACE_DAYS, RELOAD_INTERVAL_MS, Signer, rotateSigningKey } from './signing/service.js'
 import { formatFinding, formatSummary, runDoctor } from './maintenance/doctor.js'
 import { openFileStore, type FileStore } from './storage/index.js'
 import type { Config } from './config/index.js'
@@ -142,6 +143,33 @@ const COMMANDS: Record<string, Command> = {
       const { heldUntil } = await withFileStore(config, (store) => withUpdateCheckCache(config, err, (updateCheckCache) =>
         deletePack({ db, store, updateCheckCache, config }, CLI_ACTOR, namespace, packId)))
       out(`deleted ${namespace.toLowerCase()}:${packId.toLowerCase()}; no new pack may take its id until ${heldUntil}`)
+    },
+  },
+  'signing-key rotate': {
+    usage: 'signing-key rotate [--grace-days <N>]',
+    summary: `make a new key to sign update-check answers with, endorsed by the current one, which stays valid for N days `
+      + `(default ${DEFAULT_GRACE_DAYS}); running servers switch within ${RELOAD_INTERVAL_MS / 1000} s`,
+    positionals: [],
+    options: { 'grace-days': { type: 'string' } },
+    async run(db, _args, values, out) {
+      const days = values['grace-days'] as string | undefined
+      if (days !== undefined && (!/^\d{1,3}$/.test(days) || Number(days) > MAX_GRACE_DAYS)) {
+        throw new UsageError(`--grace-days must be a whole number of days from 0 to ${MAX_GRACE_DAYS}`)
+      }
+      const rotation = await rotateSigningKey(db, days === undefined ? DEFAULT_GRACE_DAYS : Number(days))
+      out(`the signing key is now ${rotation.current}; the previous key ${rotation.previous} stays valid until ${rotation.previousExpiresAt}`)
+    },
+  },
+  'signing-key show': {
+    usage: 'signing-key show',
+    summary: 'print the site\'s signing keys (id, status, public key): what updaters pin',
+    positionals: [],
+    options: {},
+    async run(db, _args, _values, out) {
+      const signer = await Signer.open(db, Date.now)
+      for (const key of signer.publicKeys()) {
+        out(`${key.id}  ${key.status.padEnd(8)}  ${key.public_key}${key.expires_at === null ? '' : `  valid until ${key.expires_at}`}`)
+      }
     },
   },
   'category create': {

@@ -1,16 +1,16 @@
 // The audit log as staff read it (GET /api/audit/).
 import { Type, type Static } from 'typebox'
 
-const TargetType = Type.Union([Type.Literal('pack'), Type.Literal('version'), Type.Literal('user')])
+const TargetType = Type.Union([Type.Literal('pack'), Type.Literal('version'), Type.Literal('user'), Type.Literal('site')])
 
 export const AuditEntry = Type.Object(
   {
     id: Type.String({ format: 'uuid' }),
     created_at: Type.String({ format: 'date-time' }),
     actor: Type.String({ description: 'Username of who did it, as it was then; "(admin CLI)" for `npx packs`.' }),
-    action: Type.String({ description: 'e.g. pack.edit, pack.hide, pack.delete, version.yank, version.delete, user.disable.' }),
+    action: Type.String({ description: 'e.g. pack.edit, pack.hide, pack.delete, version.yank, version.delete, user.disable, site.rotate-signing-key.' }),
     target_type: TargetType,
-    target: Type.String({ description: 'namespace:pack_id, namespace:pack_id@version, or a username, as it was then.' }),
+    target: Type.String({ description: 'namespace:pack_id, namespace:pack_id@version, a username as it was then, or for the site "signing-key".' }),
     details: Type.Record(Type.String(), Type.Unknown(), { description: 'What changed (fields, old and new values, a reason).' }),
   },
   { title: 'AuditEntry' },

@@ -10,7 +10,7 @@ export interface NewAuditEntry {
   actorId: string | null
   actorName: string
   action: string
-  targetType: 'pack' | 'version' | 'user'
+  targetType: 'pack' | 'version' | 'user' | 'site'
   target: string
   details: Record<string, unknown>
 }

@@ -27,6 +27,7 @@ export const AUDIT_ACTIONS = [
   'pack.publish', 'pack.edit', 'pack.delete', 'pack.hide', 'pack.unhide',
   'version.publish', 'version.edit', 'version.yank', 'version.unyank', 'version.delete',
   'user.disable', 'user.enable',
+  'site.rotate-signing-key',
 ] as const
 export type AuditAction = (typeof AUDIT_ACTIONS)[number]
 
@@ -69,9 +70,14 @@ export function userTarget(username: string): Pick<NewAuditEntry, 'targetType' |
   return { targetType: 'user', target: username }
 }
 
+/** The audit target of something site-wide (the signing key). */
+export function siteTarget(name: string): Pick<NewAuditEntry, 'targetType' | 'target'> {
+  return { targetType: 'site', target: name }
+}
+
 /** What staff ask the log for (GET /api/audit/, the audit page): AuditQuery's fields. */
 export interface AuditQueryInput {
-  target_type?: 'pack' | 'version' | 'user' | undefined
+  target_type?: 'pack' | 'version' | 'user' | 'site' | undefined
   target?: string | undefined
   actor?: string | undefined
   action?: string | undefined

@@ -164,7 +164,7 @@ export interface AuditLogTable {
   actor_name: string
   /** e.g. 'pack.edit', 'version.yank', 'user.disable' (src/audit/actions.ts). */
   action: string
-  /** 'pack' | 'version' | 'user' */
+  /** 'pack' | 'version' | 'user' | 'site' (the signing key) */
   target_type: string
   /** 'namespace:pack_id', 'namespace:pack_id@version' or a username, as it was then. */
   target: string

@@ -15,6 +15,7 @@ import type { SnapshotCache } from '../stats/cache.js'
 import type { StatsSnapshotBody } from '../api/stats.js'
 import type { Assets } from '../web/assets.js'
 import type { DownloadCounter } from '../downloads/counter.js'
+import type { Signer } from '../signing/service.js'
 
 /**
  * Who may call a route. The gate denies by default: a route without `access`
@@ -49,6 +50,8 @@ declare module 'fastify' {
     sharedStateUnavailable(error: unknown): boolean
     /** Archive downloads counted once per client address, version and UTC day, written in batches (src/downloads/). */
     downloads: DownloadCounter
+    /** Signs update-check answers with the site's Ed25519 key (src/signing/). */
+    signing: Signer
     /** Set when this start generated the gate password, so the entry point can print it once. */
     generatedMasterPassword: string | null
   }

@@ -17,7 +17,7 @@ const MAX_TARGET_LENGTH = 300
 const MAX_ACTOR_LENGTH = 32
 /** A detail value longer than this is cut on the page (an edited description, say); the API has it whole. */
 const MAX_DETAIL_SHOWN = 300
-const TARGET_TYPES = ['pack', 'version', 'user'] as const
+const TARGET_TYPES = ['pack', 'version', 'user', 'site'] as const
 
 // Everything arrives as text (or a list, when repeated) and is checked here,
 // so a bad value gets a sentence a person can act on, not a validator's message.
@@ -44,7 +44,7 @@ function single(query: RawQuery, name: Field): string {
 function parseQuery(query: RawQuery): AuditState {
   const targetType = single(query, 'target_type')
   if (targetType !== '' && !(TARGET_TYPES as readonly string[]).includes(targetType)) {
-    throw new BadRequest(`"target_type" must be pack, version or user`)
+    throw new BadRequest(`"target_type" must be pack, version, user or site`)
   }
   const target = single(query, 'target')
   if (target.length > MAX_TARGET_LENGTH) throw new BadRequest(`"target" is longer than ${MAX_TARGET_LENGTH} characters`)
@@ -148,7 +148,7 @@ ${items.map((entry) => html`<tr class="audit-entry">
 function targetCell(state: AuditState, entry: AuditRecord): SafeHtml {
   const filter = html`<a href="${linkWith(state, { target: entry.target, targetType: '' })}" title="${`Only entries about ${entry.target}`}"><code>${entry.target}</code></a>`
   const at = entry.target.indexOf('@')
-  const packKey = entry.targetType === 'user' ? null : at === -1 ? entry.target : entry.target.slice(0, at)
+  const packKey = entry.targetType === 'user' || entry.targetType === 'site' ? null : at === -1 ? entry.target : entry.target.slice(0, at)
   const colon = packKey?.indexOf(':') ?? -1
   const page = entry.targetType === 'user'
     ? `/users/${encodeURIComponent(entry.target)}/`

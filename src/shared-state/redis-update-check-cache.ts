@@ -88,7 +88,18 @@ export class RedisUpdateCheckCache implements UpdateCheckCache {
   }
 
   readonly revalidate = async (packKey: string): Promise<void> => {
-    const stamp = (await this.redis.hGet(STAMPS, packKey)) ?? NO_STAMP
+    this.compare(packKey, (await this.redis.hGet(STAMPS, packKey)) ?? NO_STAMP)
+  }
+
+  /** The batch's packs: every stamp in one HMGET. */
+  readonly revalidateMany = async (packKeys: readonly string[]): Promise<void> => {
+    if (packKeys.length === 0) return
+    const stamps = await this.redis.hmGet(STAMPS, [...packKeys])
+    packKeys.forEach((packKey, i) => this.compare(packKey, stamps[i] ?? NO_STAMP))
+  }
+
+  /** Drops the pack's local answers when its stamp is not the one they were cached under. */
+  private compare(packKey: string, stamp: string): void {
     if (this.seen.get(packKey) === stamp) return
     // Also bumps the pack's generation, so a lookup that read the database
     // before this point does not store its answer afterwards.

@@ -17,7 +17,14 @@
  * (or it is hidden). `noVersion` marks a pack that exists with no version to
  * offer (every one yanked or deleted): a 404 whose detail is `body`.
  */
-export type UpdateCheckAnswer = { body: string; etag: string; noVersion?: true } | null
+export type UpdateCheckAnswer = {
+  body: string
+  etag: string
+  noVersion?: true
+  /** The Packs-Signature header for `body`, and the key that made it: signed on first send, again after a rotation. */
+  signature?: string
+  signedBy?: string
+} | null
 
 export interface UpdateCheckCacheLimits {
   /** Packs with at least one cached answer. */
@@ -79,6 +86,8 @@ export interface UpdateCheckCache {
    * single-instance path stays synchronous.
    */
   readonly revalidate?: (packKey: string) => Promise<void>
+  /** `revalidate` for many packs in one round trip (the batch update-check). */
+  readonly revalidateMany?: (packKeys: readonly string[]) => Promise<void>
   usage(): CacheUsage
   /** The bounds in force: DEFAULT_LIMITS unless the app was built with others (BuildOptions.updateCheckLimits). */
   readonly limits: Readonly<UpdateCheckCacheLimits>

@@ -1,6 +1,7 @@
 // The update-check's record in the API's shape.
 import type { NewestVersionRecord } from './repository.js'
-import type { PackLatestBody } from '../api/update-check.js'
+import type { HashVersionBody, PackLatestBody } from '../api/update-check.js'
+import type { HashVersionRecord } from './by-hash-repository.js'
 import type { FileUrls } from '../packs/mapper.js'
 
 export function toPackLatest(newest: NewestVersionRecord, urls: FileUrls): PackLatestBody {
@@ -16,5 +17,21 @@ export function toPackLatest(newest: NewestVersionRecord, urls: FileUrls): PackL
     sha256: newest.sha256,
     sha1: newest.sha1,
     filename: newest.filename,
+  }
+}
+
+/** The version an archive is, as the by-hash lookup names it. */
+export function toHashVersion(record: HashVersionRecord, urls: FileUrls): HashVersionBody {
+  return {
+    id: record.versionId,
+    name: record.version,
+    created_at: record.createdAt,
+    yanked: record.yanked,
+    pack_format: record.packFormat,
+    download_url: urls.download(record.fileId),
+    size: record.size,
+    sha256: record.sha256,
+    sha1: record.sha1,
+    filename: record.filename,
   }
 }

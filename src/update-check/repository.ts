@@ -1,6 +1,7 @@
 // The update-check's queries. Namespaces and pack ids are stored in lower
 // case, so it takes lower-cased keys and the unique index (namespace, pack_id)
 // serves it directly.
+import { sql } from 'kysely'
 import type { Db } from '../db/index.js'
 import type { PackDeclaration } from '../minecraft/declaration.js'
 import { declarationOf } from '../packs/repository.js'
@@ -44,7 +45,9 @@ function publicVersions(db: Db, namespace: string, packId: string) {
     .where('packs.hidden_at', 'is', null)
     .where('users.disabled_at', 'is', null)
     .where('versions.yanked_at', 'is', null)
+    // The id breaks a tie in time, so the batch (below) picks the same version as the single check.
     .orderBy('versions.created_at', 'desc')
+    .orderBy('versions.id', 'desc')
 }
 
 type PublicVersionRow = Awaited<ReturnType<ReturnType<typeof publicVersions>['executeTakeFirstOrThrow']>>
@@ -72,7 +75,7 @@ function toCandidate(row: PublicVersionRow): CandidateVersion {
 }
 
 /** The newest public version of a pack (by publication time) that is not yanked; undefined when there is none. One query. */
-export async function findNewestVersion(db: Db, namespace: string, packId: string): Promise<NewestVersionRecord | undefined> {
+export async function findNewestVersion(db: Db, namespace: string, packId: string): Promise<CandidateVersion | undefined> {
   const row = await publicVersions(db, namespace, packId).limit(1).executeTakeFirst()
   return row && toCandidate(row)
 }
@@ -97,4 +100,47 @@ export async function publicPackExists(db: Db, namespace: string, packId: string
     .where('users.disabled_at', 'is', null)
     .executeTakeFirst()
   return row !== undefined
+}
+
+/** A pack as a batch asks for it: lower-cased namespace and pack id. */
+export interface PackKey {
+  namespace: string
+  packId: string
+}
+
+/**
+ * Several public packs' versions that are not yanked, newest first, at most
+ * `perPack` of each, in ONE query (the batch update-check's misses): a
+ * window over each pack's versions, ordered as publicVersions orders them.
+ * A public pack with no version to offer is in the map with an empty list;
+ * a pack that does not exist, or is hidden, is not in it. Keyed "namespace:pack_id".
+ */
+export async function findVersionsOfPacks(db: Db, packs: readonly PackKey[], perPack: number): Promise<Map<string, CandidateVersion[]>> {
+  const found = new Map<string, CandidateVersion[]>()
+  if (packs.length === 0) return found
+  const ranked = db
+    .selectFrom('packs')
+    .innerJoin('users', 'users.id', 'packs.owner_id')
+    .leftJoin('versions', (join) => join.onRef('versions.pack_id', '=', 'packs.id').on('versions.yanked_at', 'is', null))
+    .leftJoin('files', 'files.id', 'versions.file_id')
+    .select([
+      'packs.namespace', 'packs.pack_id', 'packs.title', 'versions.name', 'versions.pack_format', 'versions.file_id', 'versions.created_at',
+      'files.size', 'files.sha256', 'files.sha1', 'files.filename',
+      'files.pack_kind', 'files.min_format', 'files.min_format_minor', 'files.max_format', 'files.max_format_minor',
+      sql<number>`row_number() over (partition by packs.id order by versions.created_at desc, versions.id desc)`.as('rank'),
+    ])
+    // A row value per pack: the unique (namespace, pack_id) index finds each.
+    .where((eb) => eb(eb.refTuple('packs.namespace', 'packs.pack_id'), 'in', packs.map((p) => eb.tuple(p.namespace, p.packId))))
+    .where('packs.hidden_at', 'is', null)
+    .where('users.disabled_at', 'is', null)
+  const rows = await db.selectFrom(ranked.as('ranked')).selectAll().where('rank', '<=', perPack).orderBy('namespace').orderBy('pack_id').orderBy('rank').execute()
+  for (const row of rows) {
+    const key = `${row.namespace}:${row.pack_id}`
+    let versions = found.get(key)
+    if (versions === undefined) found.set(key, versions = [])
+    // A pack without a version to offer comes back once, with nothing from the versions side.
+    if (row.name === null || row.file_id === null || row.created_at === null || row.sha256 === null || row.filename === null || row.size === null) continue
+    versions.push(toCandidate({ ...row, name: row.name, file_id: row.file_id, created_at: row.created_at, size: row.size, sha256: row.sha256, filename: row.filename }))
+  }
+  return found
 }

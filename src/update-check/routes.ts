@@ -4,11 +4,12 @@ import { noneMatch } from '../http/conditional.js'
 import { publicOrigin } from '../http/urls.js'
 import type { App } from '../http/types.js'
 import { errorResponses } from '../api/common.js'
-import { BadRequest } from '../errors.js'
 import { PackParams } from '../api/packs.js'
 import { PackLatest, UpdateCheckQuery, type PackLatestBody } from '../api/update-check.js'
+import { SIGNATURE_HEADER } from '../api/signing.js'
 import { fileUrls } from '../packs/mapper.js'
 import { updateCheck } from './service.js'
+import { gameOf } from './protocol.js'
 
 export default async function updateCheckRoutes(app: App): Promise<void> {
   app.get('/api/packs/:namespace/:pack_id/latest', {
@@ -17,7 +18,8 @@ export default async function updateCheckRoutes(app: App): Promise<void> {
       summary: 'Pack update-check',
       description: 'The newest version of the pack namespace:pack_id, for in-game auto-updaters. With pack_format or '
         + 'game_version: the newest version that runs on that game (404 with a detail when none does); each has its own ETag. '
-        + 'Yanked versions are never the answer. Answers with a strong ETag '
+        + 'Yanked versions are never the answer. A 200 is signed: its Packs-Signature header holds an Ed25519 signature over the '
+        + 'exact body bytes by the key it names (GET /api/update-check/keys/). Answers with a strong ETag '
         + 'and Cache-Control: no-cache; send If-None-Match to get 304 while nothing changed.',
       tags: ['packs'],
       params: PackParams,
@@ -26,10 +28,7 @@ export default async function updateCheckRoutes(app: App): Promise<void> {
     },
   }, async (request, reply) => {
     const { namespace, pack_id: packId } = request.params
-    const { pack_format: packFormat, game_version: release } = request.query
-    if (packFormat !== undefined && release !== undefined) throw new BadRequest('give pack_format or game_version, not both')
-    const game = packFormat !== undefined ? { packFormat } : release !== undefined ? { release } : undefined
-    const answer = await updateCheck(app, namespace, packId, publicOrigin(app.config, request), fileUrls(app.config, request), game)
+    const answer = await updateCheck(app, namespace, packId, publicOrigin(app.config, request), fileUrls(app.config, request), gameOf(request.query))
     // Clients may cache, but must ask every time: a new version has to be seen at once.
     reply.header('etag', answer.etag).header('cache-control', 'no-cache')
     if (noneMatch(request.headers['if-none-match'], answer.etag)) {
@@ -40,6 +39,8 @@ export default async function updateCheckRoutes(app: App): Promise<void> {
       if (request.method !== 'HEAD') return reply.code(304).send(undefined as never)
       return reply.code(304).type('application/json; charset=utf-8').send(answer.body as never)
     }
+    // Signed once per cached answer and key (src/signing/service.ts).
+    reply.header(SIGNATURE_HEADER, app.signing.headerFor(answer))
     // A string with a JSON content type goes out as is; the response schema still documents it.
     return reply.type('application/json; charset=utf-8').send(answer.body as unknown as PackLatestBody)
   })

@@ -7,8 +7,9 @@ import type { Db } from '../db/index.js'
 import { NotFound } from '../errors.js'
 import { packKey, type UpdateCheckAnswer, type UpdateCheckCache } from './cache.js'
 import { toPackLatest } from './mapper.js'
-import { findCandidateVersions, findNewestVersion, publicPackExists } from './repository.js'
+import { MAX_CANDIDATES, findCandidateVersions, findNewestVersion, findVersionsOfPacks, publicPackExists, type CandidateVersion, type PackKey } from './repository.js'
 import { isKnownRelease, newestKnownRelease, supports, type GameQuery } from '../minecraft/releases.js'
+import type { FileUrls } from '../packs/mapper.js'
 
 /** The 404 for a pack whose every version is yanked or deleted, or none of whose versions fits the game asked about. */
 function noVersionDetail(game: GameQuery | undefined): string {
@@ -16,7 +17,6 @@ function noVersionDetail(game: GameQuery | undefined): string {
   const what = 'release' in game ? `Minecraft ${game.release}` : `pack format ${game.packFormat}`
   return `no version of the pack supports ${what} (by the formats its pack.mcmeta declares)`
 }
-import type { FileUrls } from '../packs/mapper.js'
 
 export interface UpdateCheckDeps {
   db: Db
@@ -39,29 +39,131 @@ export async function updateCheck(
 ): Promise<NonNullable<UpdateCheckAnswer>> {
   const lowerNamespace = namespace.toLowerCase()
   const lowerPackId = packId.toLowerCase()
-  // A release the table does not know cannot be matched: said before any lookup (and never cached: the name is the client's).
-  if (game !== undefined && 'release' in game && !isKnownRelease(game.release)) {
-    throw new NotFound(`unknown Minecraft release "${game.release}": this site knows releases up to ${newestKnownRelease()}`)
-  }
+  assertKnownRelease(game)
   const key = packKey(lowerNamespace, lowerPackId)
-  const variant = game === undefined ? '' : 'release' in game ? `r:${game.release}` : `f:${game.packFormat}`
+  const variant = variantOf(game)
   const cache = deps.updateCheckCache
   // With REDIS_URL: one small read, so a publish through another instance is seen at once.
   if (cache.revalidate !== undefined) await cache.revalidate(key)
   let answer = cache.get(key, origin, variant)
   if (answer === undefined) {
     const generation = cache.currentGeneration()
-    const newest = game === undefined
-      ? await findNewestVersion(deps.db, lowerNamespace, lowerPackId)
-      : (await findCandidateVersions(deps.db, lowerNamespace, lowerPackId)).find((v) => supports(v.declaration, v.packFormat, game))
-    if (newest) answer = withEtag(JSON.stringify(toPackLatest(newest, urls)))
-    else if (await publicPackExists(deps.db, lowerNamespace, lowerPackId)) answer = { body: noVersionDetail(game), etag: '', noVersion: true }
-    else answer = null
+    const versions = game === undefined
+      ? [await findNewestVersion(deps.db, lowerNamespace, lowerPackId)].filter((v) => v !== undefined)
+      : await findCandidateVersions(deps.db, lowerNamespace, lowerPackId)
+    const exists = versions.length > 0 || await publicPackExists(deps.db, lowerNamespace, lowerPackId)
+    answer = answerFrom(exists ? versions : undefined, game, urls)
     cache.set(key, origin, answer, generation, variant)
   }
   if (answer === null) throw new NotFound('pack not found')
   if (answer.noVersion) throw new NotFound(answer.body)
   return answer
+}
+
+/** The most ids one batch may ask about (issue 11: up to 200). */
+export const MAX_BATCH = 200
+
+/** The batch's body as sent, and its ETag. */
+export interface BatchAnswer {
+  body: string
+  etag: string
+}
+
+/**
+ * POST /api/update-check/: for each `namespace:pack_id` (as the client spelt
+ * it, each once, in its order), the single check's 200 body, or null where it
+ * would say 404 (answersFor).
+ */
+export async function updateCheckBatch(
+  deps: UpdateCheckDeps,
+  ids: readonly string[],
+  origin: string,
+  urls: FileUrls,
+  game?: GameQuery,
+): Promise<BatchAnswer> {
+  // The client's spelling -> the pack's key; ids that differ only in case share one answer.
+  const asked = new Map<string, string>()
+  for (const id of ids) if (!asked.has(id)) asked.set(id, id.toLowerCase())
+  const answers = await answersFor(deps, [...asked.values()], origin, urls, game)
+  // The cached bodies are spliced in as they are: the batch holds exactly the bytes the single check sends.
+  const parts: string[] = []
+  for (const [id, key] of asked) {
+    parts.push(`${JSON.stringify(id)}:${answerJson(answers.get(key))}`)
+  }
+  const body = `{"packs":{${parts.join(',')}}}`
+  return { body, etag: etagOf(body) }
+}
+
+/**
+ * The answers for several packs (lower-case keys "namespace:pack_id"), as the
+ * single check would give them: from the cache, the misses read in one query
+ * (findVersionsOfPacks) and cached. With Redis, every pack's stamp is checked
+ * in one round trip first.
+ */
+export async function answersFor(
+  deps: UpdateCheckDeps,
+  keys: readonly string[],
+  origin: string,
+  urls: FileUrls,
+  game: GameQuery | undefined,
+): Promise<Map<string, UpdateCheckAnswer>> {
+  assertKnownRelease(game)
+  const variant = variantOf(game)
+  const cache = deps.updateCheckCache
+  const unique = [...new Set(keys)]
+  if (cache.revalidateMany !== undefined) await cache.revalidateMany(unique)
+  const answers = new Map<string, UpdateCheckAnswer>()
+  const misses: PackKey[] = []
+  for (const key of unique) {
+    const cached = cache.get(key, origin, variant)
+    if (cached !== undefined) answers.set(key, cached)
+    else misses.push(splitKey(key))
+  }
+  if (misses.length > 0) {
+    const generation = cache.currentGeneration()
+    const found = await findVersionsOfPacks(deps.db, misses, game === undefined ? 1 : MAX_CANDIDATES)
+    for (const miss of misses) {
+      const key = packKey(miss.namespace, miss.packId)
+      const answer = answerFrom(found.get(key), game, urls)
+      cache.set(key, origin, answer, generation, variant)
+      answers.set(key, answer)
+    }
+  }
+  return answers
+}
+
+/** The JSON an answer puts in a batch or a by-hash match: the single check's 200 body, or null. */
+export function answerJson(answer: UpdateCheckAnswer | undefined): string {
+  return answer == null || answer.noVersion ? 'null' : answer.body
+}
+
+/** A release the table does not know cannot be matched: said before any lookup (and never cached: the name is the client's). */
+function assertKnownRelease(game: GameQuery | undefined): void {
+  if (game !== undefined && 'release' in game && !isKnownRelease(game.release)) {
+    throw new NotFound(`unknown Minecraft release "${game.release}": this site knows releases up to ${newestKnownRelease()}`)
+  }
+}
+
+/** The cache's name for a compatibility query; '' for the plain update-check. */
+function variantOf(game: GameQuery | undefined): string {
+  return game === undefined ? '' : 'release' in game ? `r:${game.release}` : `f:${game.packFormat}`
+}
+
+/** "namespace:pack_id" (lower case, one colon: the schemas allow no other) into its parts. */
+function splitKey(key: string): PackKey {
+  const colon = key.indexOf(':')
+  return { namespace: key.slice(0, colon), packId: key.slice(colon + 1) }
+}
+
+/**
+ * The answer from a pack's versions (newest first; undefined when no public
+ * pack has that id): the newest that fits the game, or the 404 that says why none does.
+ */
+function answerFrom(versions: readonly CandidateVersion[] | undefined, game: GameQuery | undefined, urls: FileUrls): UpdateCheckAnswer {
+  if (versions === undefined) return null
+  const newest = game === undefined ? versions[0] : versions.find((v) => supports(v.declaration, v.packFormat, game))
+  if (newest === undefined) return { body: noVersionDetail(game), etag: '', noVersion: true }
+  return withEtag(JSON.stringify(toPackLatest(newest, urls)))
 }
 
 /**
@@ -76,5 +178,9 @@ export async function packChanged(cache: UpdateCheckCache, namespace: string, pa
 
 /** The ETag is the hash of exactly the bytes sent, computed once per cached answer. */
 function withEtag(body: string): NonNullable<UpdateCheckAnswer> {
-  return { body, etag: `"${createHash('sha256').update(body).digest('hex').slice(0, 32)}"` }
+  return { body, etag: etagOf(body) }
+}
+
+export function etagOf(body: string): string {
+  return `"${createHash('sha256').update(body).digest('hex').slice(0, 32)}"`
 }

@@ -1,0 +1,9 @@
+// The 'signing' plugin: the site's signing key (./service.ts) as `app.signing`,
+// made on the first start and read from the database on every other.
+import fp from 'fastify-plugin'
+import { Signer } from './service.js'
+
+export default fp(async (app) => {
+  const signer = await Signer.open(app.db, app.clock, (error) => app.log.warn({ err: error }, 'could not re-read the signing keys; still signing with the ones loaded'))
+  app.decorate('signing', signer)
+}, { name: 'signing', dependencies: ['db'], decorators: { fastify: ['clock'] } })
