@@ -80,7 +80,7 @@ describe('packs CLI', () => {
     for (const args of [['help'], ['--help']]) runs.push(ok(await packs(dataDir, args)))
     runs.unshift(ok(await spawned))
     for (const [index, run] of runs.entries()) {
-      for (const command of ['user create', 'user set-staff', 'token create', 'category create', 'tag create', 'master-password set', 'export', 'import', 'doctor']) {
+      for (const command of ['user create', 'user set-staff', 'token create', 'category create', 'tag create', 'master-password set', 'signing-key rotate', 'signing-key show', 'export', 'import', 'doctor']) {
         assert.ok(run.stdout.includes(`packs ${command}`), `help #${index} mentions ${command}`)
       }
       assert.equal(run.stderr, '')
@@ -221,6 +221,32 @@ describe('packs CLI', () => {
     } finally {
       await app.close()
     }
+  })
+
+  test('signing-key show and rotate: the server signs with the new key, and lists the old one as previous', async () => {
+    const app = await appOn(dataDir, GATE)
+    try {
+      const first = ok(await packs(dataDir, ['signing-key', 'show']))
+      const [line] = first.stdout.trim().split('\n')
+      const match = /^([0-9a-f]{16})  current   ([A-Za-z0-9+/=]{44})$/.exec(line!)
+      assert.ok(match, `one current key: ${first.stdout}`)
+      const keyId = match[1]!
+      const rotated = ok(await packs(dataDir, ['signing-key', 'rotate', '--grace-days', '3']))
+      const fresh = /the signing key is now ([0-9a-f]{16}); the previous key ([0-9a-f]{16}) stays valid until (\S+)$/.exec(rotated.stdout.trim())
+      assert.ok(fresh, rotated.stdout)
+      assert.equal(fresh[2], keyId)
+      assert.ok(Math.abs(Date.parse(fresh[3]!) - (Date.now() + 3 * 86_400_000)) < 60_000)
+      await app.signing.reload()
+      const keys = (await app.inject({ url: '/api/update-check/keys/', headers: { 'x-master-password': GATE } })).json() as { keys: { id: string; status: string }[] }
+      assert.deepEqual(keys.keys.map((k) => [k.id, k.status]), [[fresh[1], 'current'], [keyId, 'previous']])
+      const shown = ok(await packs(dataDir, ['signing-key', 'show'])).stdout.trim().split('\n')
+      assert.equal(shown.length, 2)
+      assert.match(shown[1]!, new RegExp(`^${keyId}  previous  .*  valid until `))
+    } finally {
+      await app.close()
+    }
+    usageError(await packs(dataDir, ['signing-key', 'rotate', '--grace-days', '1000']), /--grace-days must be a whole number of days from 0 to 365/)
+    usageError(await packs(dataDir, ['signing-key', 'rotate', '--grace-days', '-1']), /--grace-days/)
   })
 
   test('master-password set warns when PACKS_MASTER_PASSWORD overrides it, and still stores it', async () => {

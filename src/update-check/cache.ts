@@ -103,6 +103,13 @@ interface PackAnswers {
 
 /** Per-entry bookkeeping of a Map (hash slot, entry object), roughly; an estimate, not a measurement. */
 export const ENTRY_OVERHEAD = 64
+/** The Packs-Signature header an answer gets when first sent (keyid and 64 bytes in base64: about 110 characters). */
+const SIGNATURE_ALLOWANCE = 128
+
+/** What an answer costs the budget: counted when stored, with room for the signature it will carry. */
+function answerCost(answer: NonNullable<UpdateCheckAnswer>): number {
+  return answer.body.length + answer.etag.length + SIGNATURE_ALLOWANCE + ENTRY_OVERHEAD
+}
 
 export class MemoryUpdateCheckCache implements UpdateCheckCache {
   readonly limits: Readonly<UpdateCheckCacheLimits>
@@ -151,7 +158,7 @@ export class MemoryUpdateCheckCache implements UpdateCheckCache {
     if (answer === null) return this.setMissing(packKey)
     const place = this.originPlace(origin)
     if (place === -1) return
-    const cost = answer.body.length + answer.etag.length + ENTRY_OVERHEAD
+    const cost = answerCost(answer)
     // No single answer may take a large share of the budget (a real one is a few hundred bytes).
     if (cost > this.limits.maxBytes / 16) return
     if (this.missing.delete(packKey)) this.bytes -= packKey.length + ENTRY_OVERHEAD
@@ -164,7 +171,7 @@ export class MemoryUpdateCheckCache implements UpdateCheckCache {
     const places = variant === '' ? pack.answers : this.variantPlaces(pack, variant)
     const previous = places[place]
     if (previous !== undefined) {
-      const previousCost = previous.body.length + previous.etag.length + ENTRY_OVERHEAD
+      const previousCost = answerCost(previous)
       pack.bytes -= previousCost
       this.bytes -= previousCost
     }
@@ -186,7 +193,7 @@ export class MemoryUpdateCheckCache implements UpdateCheckCache {
       const [oldest, answers] = pack.variants.entries().next().value!
       pack.variants.delete(oldest)
       const freed = oldest.length + ENTRY_OVERHEAD
-        + answers.reduce((sum, a) => sum + (a === undefined ? 0 : a.body.length + a.etag.length + ENTRY_OVERHEAD), 0)
+        + answers.reduce((sum, a) => sum + (a === undefined ? 0 : answerCost(a)), 0)
       pack.bytes -= freed
       this.bytes -= freed
     }

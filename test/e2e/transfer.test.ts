@@ -231,6 +231,11 @@ describe('moving a site between backends', () => {
       const body = (await latest.json()) as { download_url: string }
       const download = await fetch(body.download_url, { headers: { 'x-master-password': SITE_PASSWORD } })
       assert.equal(download.status, 200)
+      // The signing key moved with the site secret: updaters that pinned it keep trusting the moved site.
+      const stored = before_.rows.settings!.map((row) => JSON.parse(row) as { key: string; value: string }).find((row) => row.key === 'signing_keys')
+      assert.ok(stored, 'the export holds the signing keys')
+      const keyId = (JSON.parse(stored.value) as { keys: { id: string }[] }).keys.at(-1)!.id
+      assert.match(latest.headers.get('packs-signature') ?? '', new RegExp(`^keyid="${keyId}", sig=:`))
     } finally {
       await moved.stop()
     }

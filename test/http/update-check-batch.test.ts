@@ -97,7 +97,7 @@ describe('the batch update-check', () => {
 
   test('with game_version or pack_format: each pack\'s single answer for that game, null where none fits', async () => {
     for (const query of [{ game_version: '1.21.4' }, { game_version: '1.20.1' }, { pack_format: 46 }, { pack_format: 75 }]) {
-      const qs = `?${new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)]))}`
+      const qs = `?${new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)]))}`
       const res = await batch({ packs: ['alice:lamps', 'bob:caves'], ...query })
       assert.equal(res.statusCode, 200, res.body)
       const body = res.json() as { packs: Record<string, unknown> }
