@@ -7,6 +7,7 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
+import { buildApp } from '../../src/app.js'
 import { expectError, siteWith, type TestSite, type TestUser } from '../helpers/app.js'
 import { multipart, zip } from '../helpers/fixtures.js'
 import { publishPack } from '../helpers/packs.js'
@@ -250,5 +251,32 @@ describe('by hash', () => {
     expectError(await hashBatch({ hashes: [] }), 400)
     expectError(await hashBatch({ hashes: Array.from({ length: 201 }, () => '0'.repeat(40)) }), 400)
     expectError(await hashBatch({ hashes: ['xyz'] }), 400)
+  })
+})
+
+describe('on every instance', () => {
+  test('a new version through one instance changes the other\'s batch and by-hash answers at once', async (t) => {
+    if (site.config.redisUrl === null) return t.skip('needs REDIS_URL (the scaled combination): one instance alone has nothing to share')
+    const other = await buildApp(site.config, { logger: false, sweep: false })
+    try {
+      await other.ready()
+      const ask = () => other.inject({ method: 'POST', url: '/api/update-check/', headers: site.gate, payload: { packs: ['bob:caves', 'alice:lamps'] } })
+      const first = (await ask()).json() as { packs: Record<string, { version: string }> }
+      const before = first.packs['bob:caves']!.version
+      const hash = sha256(archives.get('bob/caves@1.0')!)
+      assert.equal(((await other.inject({ url: `/api/update-check/by-hash/${hash}`, headers: site.gate })).json() as { latest: { version: string } }).latest.version, before)
+      // Published through the first instance; the other has both packs cached.
+      await addVersion(bob, 'bob/caves', 'other-instance', await resourcePack({ pack_format: 46 }, 'caves-other'))
+      const after_ = (await ask()).json() as { packs: Record<string, { version: string }> }
+      assert.equal(after_.packs['bob:caves']!.version, 'other-instance')
+      assert.equal(after_.packs['alice:lamps']!.version, first.packs['alice:lamps']!.version)
+      assert.equal(((await other.inject({ url: `/api/update-check/by-hash/${hash}`, headers: site.gate })).json() as { latest: { version: string } }).latest.version, 'other-instance')
+      // Both instances sign with the site's one key.
+      const mine = await site.app.inject({ url: '/api/update-check/keys/', headers: site.gate })
+      const theirs = await other.inject({ url: '/api/update-check/keys/', headers: site.gate })
+      assert.equal(mine.body, theirs.body)
+    } finally {
+      await other.close()
+    }
   })
 })
