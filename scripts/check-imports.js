@@ -130,6 +130,16 @@ function visit(node) {
 }
 for (const node of graph.keys()) if (!state.has(node)) visit(node)
 
+// packages/packs-sync is a client of the site's HTTP API and nothing more: it may import node's own modules
+// and its own files, never the server's code or a package (it has no dependencies).
+const SYNC = path.resolve('packages', 'packs-sync', 'src')
+for (const file of sourceFiles(SYNC)) {
+  for (const [specifier, resolved] of runtimeImports(file, true)) {
+    const ok = resolved === null ? specifier.startsWith('node:') : resolved.startsWith(SYNC + path.sep)
+    if (!ok) problems.push(`${path.relative('.', file)} imports ${specifier}: packs-sync uses only node: modules and its own files`)
+  }
+}
+
 if (problems.length > 0) {
   console.error(`check-imports: ${problems.length} problem(s)\n  ${problems.join('\n  ')}`)
   process.exit(1)

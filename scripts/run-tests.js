@@ -19,6 +19,7 @@ import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { buildServer } from './build-server.js'
+import { buildSync } from './build-sync.js'
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
 const TEST_DIR = path.join(ROOT, 'test')
@@ -574,6 +575,8 @@ if (options.list) {
 {
   const built = performance.now()
   const { files: compiled, changed } = await buildServer(['src', 'test'])
+  // The packs-sync client's bundle, which its end-to-end test runs as a process.
+  await buildSync()
   if (!fs.existsSync(path.join(ROOT, 'dist', 'web', 'manifest.json'))) {
     const web = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'build-web.js')], { stdio: 'inherit' })
     if (web.status !== 0) process.exit(1)
