@@ -160,6 +160,7 @@ function progress(label: string, received: number, total: number): void {
  */
 async function download(site: Site, url: string, expected: { size: number; sha256: string }, target: string, label: string): Promise<void> {
   const temporary = path.join(path.dirname(target), `.packs-sync-${randomBytes(6).toString('hex')}.tmp`)
+  let out: fs.WriteStream | undefined
   try {
     let res: Response
     try {
@@ -179,7 +180,8 @@ async function download(site: Site, url: string, expected: { size: number; sha25
       progress(label, received, expected.size)
     })
     try {
-      await pipeline(body, fs.createWriteStream(temporary, { flags: 'wx' }))
+      out = fs.createWriteStream(temporary, { flags: 'wx' })
+      await pipeline(body, out)
     } catch (error) {
       if (error instanceof SyncError) throw error
       throw new SyncError(`the site went away while downloading ${label} (${received} of ${expected.size} bytes): ${reason(error)}`)
@@ -191,6 +193,10 @@ async function download(site: Site, url: string, expected: { size: number; sha25
     if (digest !== expected.sha256) throw new SyncError(`the download of ${label} does not match the signed SHA-256 (got ${digest})`)
     fs.renameSync(temporary, target)
   } finally {
+    // A failed pipeline settles before the file stream has finished opening and closing: the
+    // file could appear after a removal made now. Its 'close' comes last.
+    const stream = out
+    if (stream && !stream.closed) await new Promise<void>((resolve) => stream.once('close', () => resolve()))
     fs.rmSync(temporary, { force: true })
   }
 }

@@ -96,6 +96,8 @@ export class TagPicker {
   }
 
   private render(suggestions: Suggestion[], emptyText: string): void {
+    // A later answer (the user kept typing) keeps the option the user had moved to, if it is still offered.
+    const kept = this.active >= 0 ? this.suggestions[this.active]?.name : undefined
     this.suggestions = suggestions
     this.active = -1
     const items = suggestions.map((s, index) => {
@@ -125,6 +127,8 @@ export class TagPicker {
     this.listbox.hidden = false
     this.input.setAttribute('aria-expanded', 'true')
     this.input.removeAttribute('aria-activedescendant')
+    const keptIndex = kept === undefined ? -1 : suggestions.findIndex((s) => s.name === kept)
+    if (keptIndex >= 0) this.highlight(keptIndex)
   }
 
   private close(): void {
@@ -144,7 +148,12 @@ export class TagPicker {
     if (!this.open) return void this.search()
     const count = this.suggestions.length
     if (count === 0) return
-    this.active = this.active < 0 ? (step > 0 ? 0 : count - 1) : (this.active + step + count) % count
+    this.highlight(this.active < 0 ? (step > 0 ? 0 : count - 1) : (this.active + step + count) % count)
+  }
+
+  /** Makes option `index` the active one (aria-activedescendant), scrolled into view. */
+  private highlight(index: number): void {
+    this.active = index
     for (const option of this.listbox.querySelectorAll<HTMLLIElement>('li[role="option"]')) {
       const selected = Number(option.dataset.index) === this.active
       option.setAttribute('aria-selected', String(selected))
