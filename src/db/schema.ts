@@ -122,6 +122,8 @@ export interface PacksTable {
   /** Bumped by every edit of the page fields; an edit from an older revision is a 409. */
   revision: Generated<number>
   downloads: Generated<number>
+  /** 8 base62 characters (src/db/short-ids.ts): the id the Modrinth-compatible API names it by. */
+  short_id: string | null
 }
 
 /** A deleted pack's namespace:pack_id, refused to new packs until held_until. */
@@ -154,6 +156,8 @@ export interface VersionsTable {
   /** Set while yanked: still downloadable by its file URL, never "latest". */
   yanked_at: string | null
   downloads: Generated<number>
+  /** 8 base62 characters (src/db/short-ids.ts): the id the Modrinth-compatible API names it by. */
+  short_id: string | null
 }
 
 export interface AuditLogTable {

@@ -15,6 +15,7 @@ import type { Database } from '../db/schema.js'
 import { nowIso } from '../db/time.js'
 import type { FileStore } from '../storage/index.js'
 import { BadRequest, Conflict } from '../errors.js'
+import { fillMissingShortIds } from '../db/short-ids.js'
 import { deleteAllSettings, firstTableWithRows, insertRows, selectAllRows, TABLES, TABLES_SINCE_VERSION_2, type Table } from './transfer-repository.js'
 
 export const EXPORT_FORMAT = 'packs-site-export'
@@ -266,6 +267,8 @@ export async function importSite(db: Db, store: FileStore, dir: string): Promise
       // password); the exported site's replace them, so its cookies and passwords keep working.
       await deleteAllSettings(trx)
       for (const table of TABLES) await insertRows(trx, table, tables[table])
+      // An export made before short ids (migration 0004) has none: its packs and versions get theirs here.
+      await fillMissingShortIds(trx)
       // Gone with the deleted settings already, unless the export itself carried one.
       await clearImportMarker(trx)
     })

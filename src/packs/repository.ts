@@ -6,6 +6,7 @@ import type { Db } from '../db/index.js'
 import type { Database, FilesTable, PacksTable, VersionsTable } from '../db/schema.js'
 import type { PackDeclaration, PackKind } from '../minecraft/declaration.js'
 import { escapeLike, lowerNameChunks } from './tags-repository.js'
+import { newShortId } from '../db/short-ids.js'
 
 export type PackRow = Insertable<PacksTable>
 export type VersionRow = Insertable<VersionsTable>
@@ -31,6 +32,8 @@ export interface MediaRef {
 
 export interface VersionRecord {
   id: string
+  /** The Modrinth-shaped id (src/db/short-ids.ts); null only for a row inserted around the repository. */
+  shortId: string | null
   name: string
   changelog: string
   packFormat: number | null
@@ -54,6 +57,8 @@ export interface ArchiveRecord {
 /** A pack with everything its page shows. */
 export interface PackRecord {
   id: string
+  /** The Modrinth-shaped id (src/db/short-ids.ts); null only for a row inserted around the repository. */
+  shortId: string | null
   namespace: string
   packId: string
   owner: string
@@ -132,7 +137,7 @@ function selectPackBase(db: Db) {
     .innerJoin('users', 'users.id', 'packs.owner_id')
     .leftJoin('categories', 'categories.id', 'packs.category_id')
     .select([
-      'packs.id', 'packs.namespace', 'packs.pack_id', 'packs.title', 'packs.summary', 'packs.description',
+      'packs.id', 'packs.short_id', 'packs.namespace', 'packs.pack_id', 'packs.title', 'packs.summary', 'packs.description',
       'packs.thumbnail_file_id', 'packs.created_at', 'packs.updated_at', 'users.username as owner',
       'packs.owner_id', 'packs.hidden_at', 'packs.downloads', 'packs.revision', 'users.disabled_at as owner_disabled_at',
       'categories.key as category_key', 'categories.name as category_name', 'categories.color as category_color',
@@ -144,6 +149,7 @@ type PackBaseRow = Awaited<ReturnType<ReturnType<typeof selectPackBase>['execute
 function toPackRecord(row: PackBaseRow, tags: TagRef[]): PackRecord {
   return {
     id: row.id,
+    shortId: row.short_id,
     namespace: row.namespace,
     packId: row.pack_id,
     owner: row.owner,
@@ -167,44 +173,73 @@ function toPackRecord(row: PackBaseRow, tags: TagRef[]): PackRecord {
 
 export async function loadPackDetail(db: Db, namespace: string, packId: string): Promise<PackDetail | undefined> {
   const row = await selectPackBase(db).where('packs.namespace', '=', namespace).where('packs.pack_id', '=', packId).executeTakeFirst()
-  if (!row) return undefined
+  return row && (await withDetails(db, [row]))[0]
+}
+
+/** Whole packs by row id, hidden ones included (the caller decides who sees them), in no particular order: four queries however many. */
+export async function loadPackDetailsByRowIds(db: Db, packRowIds: readonly string[]): Promise<PackDetail[]> {
+  if (packRowIds.length === 0) return []
+  const rows = await selectPackBase(db).where('packs.id', 'in', [...new Set(packRowIds)]).execute()
+  return withDetails(db, rows)
+}
+
+/** Each pack row with its tags, media and versions (newest first): three queries for all of them. */
+async function withDetails(db: Db, rows: readonly PackBaseRow[]): Promise<PackDetail[]> {
+  if (rows.length === 0) return []
+  const ids = rows.map((row) => row.id)
   const [tags, media, versions] = await Promise.all([
-    tagsOfPacks(db, [row.id]),
+    tagsOfPacks(db, ids),
     db
       .selectFrom('pack_media')
       .innerJoin('files', 'files.id', 'pack_media.file_id')
-      .select(['files.id', 'files.filename', 'files.content_type'])
-      .where('pack_media.pack_id', '=', row.id)
+      .select(['pack_media.pack_id', 'files.id', 'files.filename', 'files.content_type'])
+      .where('pack_media.pack_id', 'in', ids)
       .orderBy('pack_media.position')
       .execute(),
     db
       .selectFrom('versions')
       .innerJoin('files', 'files.id', 'versions.file_id')
-      .select(VERSION_COLUMNS)
-      .where('versions.pack_id', '=', row.id)
+      .select(['versions.pack_id', ...VERSION_COLUMNS])
+      .where('versions.pack_id', 'in', ids)
+      // The id breaks a tie in time, as the update-check's order does.
       .orderBy('versions.created_at', 'desc')
+      .orderBy('versions.id', 'desc')
       .execute(),
   ])
-  return {
+  const mediaOf = groupBy(media, (m) => m.pack_id)
+  const versionsOf = groupBy(versions, (v) => v.pack_id)
+  return rows.map((row) => ({
     ...toPackRecord(row, tags.get(row.id) ?? []),
-    media: media.map((m) => ({ fileId: m.id, filename: m.filename, contentType: m.content_type })),
-    versions: versions.map(toVersionRecord),
+    media: (mediaOf.get(row.id) ?? []).map((m) => ({ fileId: m.id, filename: m.filename, contentType: m.content_type })),
+    versions: (versionsOf.get(row.id) ?? []).map(toVersionRecord),
+  }))
+}
+
+/** Rows by key, each group in the rows' order. */
+function groupBy<T>(rows: readonly T[], key: (row: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>()
+  for (const row of rows) {
+    const group = groups.get(key(row))
+    if (group) group.push(row)
+    else groups.set(key(row), [row])
   }
+  return groups
 }
 
 /** A version's columns with its archive's declaration, for toVersionRecord (versions joined to files). */
 const VERSION_COLUMNS = [
-  'versions.id', 'versions.name', 'versions.changelog', 'versions.pack_format', 'versions.file_id', 'versions.created_at',
+  'versions.id', 'versions.short_id', 'versions.name', 'versions.changelog', 'versions.pack_format', 'versions.file_id', 'versions.created_at',
   'versions.yanked_at', 'versions.downloads', 'files.pack_kind', 'files.min_format', 'files.min_format_minor',
   'files.max_format', 'files.max_format_minor', 'files.size', 'files.sha256', 'files.sha1', 'files.filename',
 ] as const
 
-type VersionColumns = Pick<Selectable<VersionsTable>, 'id' | 'name' | 'changelog' | 'pack_format' | 'file_id' | 'created_at' | 'yanked_at' | 'downloads'>
+type VersionColumns = Pick<Selectable<VersionsTable>, 'id' | 'short_id' | 'name' | 'changelog' | 'pack_format' | 'file_id' | 'created_at' | 'yanked_at' | 'downloads'>
   & Pick<Selectable<FilesTable>, 'pack_kind' | 'min_format' | 'min_format_minor' | 'max_format' | 'max_format_minor' | 'size' | 'sha256' | 'sha1' | 'filename'>
 
 export function toVersionRecord(v: VersionColumns): VersionRecord {
   return {
     id: v.id,
+    shortId: v.short_id,
     name: v.name,
     changelog: v.changelog,
     packFormat: v.pack_format,
@@ -363,7 +398,7 @@ export async function newestVersionCreatedAt(db: Db, packRowId: string): Promise
 // ---------------------------------------------------------------- writes
 
 export async function insertPack(db: Db, row: PackRow): Promise<void> {
-  await db.insertInto('packs').values(row).execute()
+  await db.insertInto('packs').values({ short_id: newShortId(), ...row }).execute()
 }
 
 export async function insertPackTags(db: Db, packRowId: string, tagIds: readonly string[]): Promise<void> {
@@ -378,7 +413,7 @@ export async function insertPackMedia(db: Db, packRowId: string, fileIds: readon
 }
 
 export async function insertVersion(db: Db, row: VersionRow): Promise<void> {
-  await db.insertInto('versions').values(row).execute()
+  await db.insertInto('versions').values({ short_id: newShortId(), ...row }).execute()
 }
 
 /**

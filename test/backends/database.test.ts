@@ -12,6 +12,7 @@ import { insertFile } from '../../src/files/repository.js'
 import { countRows, storedBytes } from '../../src/stats/repository.js'
 import { insertCategory, insertTag, listCategories, suggestTags } from '../../src/packs/tags-repository.js'
 import { ConfigError } from '../../src/config/index.js'
+import * as shortIds from '../../src/db/migrations/2026_11_26_0004_short_ids.js'
 import { onPostgres, openTestDatabase, TEST_DATABASE_URL, type OpenTestDatabase } from '../helpers/database.js'
 
 describe('the query layer on this engine', () => {
@@ -91,6 +92,36 @@ describe('connecting', () => {
       })
     } finally {
       await db.destroy()
+    }
+  })
+})
+
+describe('migration 0004: short ids', () => {
+  test('the rows of a site upgraded from before it each get one, distinct, of Modrinth\'s shape', async () => {
+    const database = await openTestDatabase()
+    const db = database.db
+    try {
+      // The site as it was before the migration: no short_id column.
+      await shortIds.down(db as never)
+      const user = await insertUser(db, 'old', 'hash', false)
+      const now = new Date().toISOString()
+      for (let i = 0; i < 3; i++) {
+        const file = randomUUID()
+        await insertFile(db, { id: file, storageKey: file, filename: `${i}.zip`, contentType: 'application/zip', size: 1, sha256: String(i).repeat(64), sha1: String(i).repeat(40) })
+        const pack = randomUUID()
+        await db.insertInto('packs').values({ id: pack, namespace: 'old', pack_id: `p${i}`, owner_id: user.id, title: 'P', summary: '', description: '', category_id: null, thumbnail_file_id: null, created_at: now, updated_at: now } as never).execute()
+        await db.insertInto('versions').values({ id: randomUUID(), pack_id: pack, name: '1', changelog: '', pack_format: 48, file_id: file, created_at: now } as never).execute()
+      }
+      await shortIds.up(db as never)
+      const ids = [
+        ...(await db.selectFrom('packs').select('short_id').execute()),
+        ...(await db.selectFrom('versions').select('short_id').execute()),
+      ].map((row) => row.short_id)
+      assert.equal(ids.length, 6)
+      for (const id of ids) assert.match(String(id), /^[0-9A-Za-z]{8}$/)
+      assert.equal(new Set(ids).size, 6)
+    } finally {
+      await database.close()
     }
   })
 })

@@ -314,7 +314,7 @@ describe('moving a site between backends', () => {
     const manifest = JSON.parse(fs.readFileSync(manifestFile, 'utf8')) as { version: number; tables: Record<string, number> }
     assert.equal(manifest.version, 2, 'this release writes version 2')
     const added: Record<string, string[]> = {
-      packs: ['hidden_at', 'revision', 'downloads'], versions: ['yanked_at', 'downloads'], users: ['disabled_at'], api_tokens: ['scope'],
+      packs: ['hidden_at', 'revision', 'downloads', 'short_id'], versions: ['yanked_at', 'downloads', 'short_id'], users: ['disabled_at'], api_tokens: ['scope'],
       files: ['pack_kind', 'min_format', 'min_format_minor', 'max_format', 'max_format_minor'],
     }
     for (const [table, columns] of Object.entries(added)) {
@@ -341,6 +341,8 @@ describe('moving a site between backends', () => {
     const rows = (table: string) => after.rows[table]!.map((row) => JSON.parse(row) as Record<string, unknown>)
     for (const pack of rows('packs')) assert.deepEqual([pack.hidden_at, Number(pack.revision), Number(pack.downloads)], [null, 1, 0])
     for (const version of rows('versions')) assert.deepEqual([version.yanked_at, Number(version.downloads)], [null, 0])
+    // Short ids (issue 11, item 7) came later still: the import gives every pack and version one.
+    for (const row of [...rows('packs'), ...rows('versions')]) assert.match(String(row.short_id), /^[0-9A-Za-z]{8}$/)
     for (const user of rows('users')) assert.equal(user.disabled_at, null)
     for (const token of rows('api_tokens')) assert.equal(token.scope, 'full', 'tokens from before reaches are full access')
     for (const file of rows('files')) assert.deepEqual([file.pack_kind, file.min_format, file.max_format], [null, null, null])
