@@ -9,6 +9,9 @@
 //  c) What a second worker adds: the same update-check load against
 //     WEB_CONCURRENCY=1 and WEB_CONCURRENCY=2, both on one local redis-server
 //     (several workers need REDIS_URL), alternating rounds. No target: a figure.
+//  d) The batch update-check: 200 packs in one POST /api/update-check/, against
+//     a bare node:http server sending the same answer, and the single check on
+//     the same server (packs answered per second both ways). No target: figures.
 //
 // Exits non-zero only when something fails (a non-200, a wrong byte, a crash);
 // a missed target is printed as "TARGET MISSED". Figures go to .tmp/bench-results.json.
@@ -87,7 +90,7 @@ async function seedUser(server: RunningServer, username: string): Promise<Record
 }
 
 /** Upload, draft, publish: one pack with one version. Returns its update-check path and exact answer. */
-async function seedPack(server: RunningServer, headers: Record<string, string>) {
+async function seedPack(server: RunningServer, headers: Record<string, string>, title = 'Bench Pack') {
   const draft = randomUUID()
   const form = new FormData()
   form.append('kind', 'version')
@@ -95,19 +98,20 @@ async function seedPack(server: RunningServer, headers: Record<string, string>) 
   form.append('file', new Blob([await datapack(48)], { type: 'application/zip' }), 'bench-pack-1.0.0.zip')
   await expectStatus(await fetch(`${server.url}/api/uploads/`, { method: 'POST', headers, body: form }), 200, 'upload version')
 
-  const data = { title: 'Bench Pack', summary: 'A pack to benchmark the update-check', version_name: '1.0.0', changelog: 'First.' }
+  const data = { title, summary: 'A pack to benchmark the update-check', version_name: '1.0.0', changelog: 'First.' }
   const json = { ...headers, 'content-type': 'application/json' }
   await expectStatus(await fetch(`${server.url}/api/draft/`, { method: 'POST', headers: json, body: JSON.stringify({ draft, data }) }), 200, 'save draft')
   const published = JSON.parse(await expectStatus(
     await fetch(`${server.url}/api/draft/publish/`, { method: 'POST', headers: json, body: JSON.stringify({ draft }) }), 201, 'publish')) as { namespace: string; pack_id: string }
 
+  const id = `${published.namespace}:${published.pack_id}`
   const latestPath = `/api/packs/${published.namespace}/${published.pack_id}/latest`
   const res = await fetch(`${server.url}${latestPath}`, { headers: GATE })
   const body = Buffer.from(await res.arrayBuffer())
   if (res.status !== 200) throw new BenchFailure(`update-check: expected 200, got ${res.status}: ${body.toString()}`)
   const latest = JSON.parse(body.toString()) as { version?: string; pack_format?: number | null }
   if (latest.version !== '1.0.0' || latest.pack_format !== 48) throw new BenchFailure(`update-check answered ${body.toString()}`)
-  return { latestPath, body, contentType: res.headers.get('content-type') ?? 'application/json' }
+  return { id, latestPath, body, contentType: res.headers.get('content-type') ?? 'application/json' }
 }
 
 /** The bare node:http baseline, in its own process; resolves with its URL once it listens. */
@@ -139,13 +143,14 @@ interface RunFigures {
 }
 
 /** One autocannon run; any non-200, wrong body, error or timeout is a failure. */
-async function load(name: string, url: string, seconds: number, expectBody: string): Promise<RunFigures> {
+async function load(name: string, url: string, seconds: number, expectBody: string, request: { method?: 'POST'; body?: string } = {}): Promise<RunFigures> {
   const result = await autocannon({
     url,
     connections: CONNECTIONS,
     pipelining: 1,
     duration: seconds,
-    headers: GATE,
+    headers: request.body === undefined ? GATE : { ...GATE, 'content-type': 'application/json' },
+    ...request,
     expectBody,
   })
   const codes = Object.entries(result.statusCodeStats ?? {}).filter(([code]) => code !== '200')
@@ -313,6 +318,73 @@ async function workerScaling() {
   }
 }
 
+/** Packs in one batch: the most the API takes (issue 11). */
+const BATCH_PACKS = 200
+
+/**
+ * d) The batch update-check at 200 packs (issue 11): what a player with 200
+ * packs costs the site in one POST /api/update-check/, against a bare
+ * node:http server answering the same bytes, and against the single check
+ * on the same server (packs answered per second either way).
+ */
+async function batchCheck() {
+  log(`\n== d) batch update-check: ${BATCH_PACKS} packs in one request ==`)
+  const server = await start()
+  const headers = await seedUser(server, 'bench')
+  const ids: string[] = []
+  let single: Awaited<ReturnType<typeof seedPack>> | undefined
+  // Four publishes at a time: seeding is not what is measured.
+  for (let i = 0; i < BATCH_PACKS; i += 4) {
+    const seeded = await Promise.all([0, 1, 2, 3].filter((j) => i + j < BATCH_PACKS).map((j) => seedPack(server, headers, `Bench Pack ${i + j + 1}`)))
+    for (const pack of seeded) ids.push(pack.id)
+    single ??= seeded[0]
+  }
+  const requestBody = JSON.stringify({ packs: ids })
+  const first = await fetch(`${server.url}/api/update-check/`, { method: 'POST', headers: { ...GATE, 'content-type': 'application/json' }, body: requestBody })
+  const answer = Buffer.from(await first.arrayBuffer())
+  if (first.status !== 200) throw new BenchFailure(`batch: expected 200, got ${first.status}: ${answer.toString().slice(0, 500)}`)
+  const parsed = JSON.parse(answer.toString()) as { packs: Record<string, unknown> }
+  if (Object.values(parsed.packs).filter((v) => v !== null).length !== BATCH_PACKS) throw new BenchFailure('batch: not every pack was answered')
+  const bare = await startBare(answer, first.headers.get('content-type') ?? 'application/json')
+  const post = { method: 'POST' as const, body: requestBody }
+  const targets = { batch: `${server.url}/api/update-check/`, bare: `${bare.url}/api/update-check/` }
+  log(`packs: POST ${targets.batch} (${requestBody.length} bytes in, ${answer.length} bytes out, signed)`)
+  log(`bare:  POST ${targets.bare} (same bytes out, node:http)`)
+  const expectBody = answer.toString('utf8')
+  const singleBody = single!.body.toString('utf8')
+  await load('batch warm-up', targets.batch, WARMUP, expectBody, post)
+  await load('bare warm-up', targets.bare, WARMUP, expectBody, post)
+  await load('single warm-up', `${server.url}${single!.latestPath}`, WARMUP, singleBody)
+  const runs: { batch: RunFigures[]; bare: RunFigures[]; single: RunFigures[] } = { batch: [], bare: [], single: [] }
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const name of ['batch', 'bare', 'single'] as const) {
+      const figures = name === 'single'
+        ? await load(name, `${server.url}${single!.latestPath}`, DURATION, singleBody)
+        : await load(name, targets[name], DURATION, expectBody, post)
+      runs[name].push(figures)
+      log(`  round ${round} ${name.padEnd(6)} ${figures.requestsPerSecond.toFixed(0).padStart(7)} req/s  p50 ${figures.p50Ms} ms  p99 ${figures.p99Ms} ms`)
+    }
+    if (server.child.exitCode !== null) throw new BenchFailure(`our server died during the load: ${server.stderr()}`)
+  }
+  bare.child.kill('SIGTERM')
+  await stop(server)
+  const batch = medianOf(runs.batch)
+  const baseline = medianOf(runs.bare)
+  const one = medianOf(runs.single)
+  return {
+    packs: BATCH_PACKS,
+    requestBytes: requestBody.length,
+    answerBytes: answer.length,
+    connections: CONNECTIONS,
+    batch,
+    bare: baseline,
+    single: one,
+    runs,
+    ratio: batch.requestsPerSecond / baseline.requestsPerSecond,
+    packsPerSecond: { batch: batch.requestsPerSecond * BATCH_PACKS, single: one.requestsPerSecond },
+  }
+}
+
 function verdict(met: boolean): string {
   return met ? 'ok' : 'TARGET MISSED'
 }
@@ -333,20 +405,28 @@ async function main(): Promise<void> {
     log(`WARNING: the machine is busy (1-min load average ${loadBefore.toFixed(1)} on ${environment.cpus} CPUs): figures will be unreliable`)
   }
 
-  const throughput = await updateCheckThroughput()
-  const upload = await uploadMemory()
-  const workers = await workerScaling()
+  // BENCH_ONLY=batch (or a comma list of update-check, upload, workers, batch) runs only those parts.
+  const only = new Set((process.env.BENCH_ONLY ?? '').split(',').map((part) => part.trim()).filter(Boolean))
+  const want = (part: string) => only.size === 0 || only.has(part)
+  const throughput = want('update-check') ? await updateCheckThroughput() : undefined
+  const upload = want('upload') ? await uploadMemory() : undefined
+  const workers = want('workers') ? await workerScaling() : undefined
+  const batch = want('batch') ? await batchCheck() : undefined
 
   const f = (n: number, digits = 0) => n.toFixed(digits).padStart(9)
   log('\n== summary ==')
-  log(`update-check GET ${throughput.path}, ${throughput.connections} connections, median of ${throughput.rounds} x ${throughput.durationSeconds} s`)
-  log(`                      req/s    p50 ms    p99 ms   (autocannon latencies: 1 ms resolution)`)
-  log(`  packs           ${f(throughput.packs.requestsPerSecond)} ${f(throughput.packs.p50Ms)} ${f(throughput.packs.p99Ms)}`)
-  log(`  bare node:http  ${f(throughput.bare.requestsPerSecond)} ${f(throughput.bare.p50Ms)} ${f(throughput.bare.p99Ms)}`)
-  log(`  ratio packs/bare ${throughput.ratio.toFixed(2)} (target >= ${RATIO_TARGET}): ${verdict(throughput.met)}`)
-  log(`upload of ${(upload.bytes / MiB).toFixed(1)} MiB version archive: ${upload.megabytesPerSecond.toFixed(0)} MB/s (${upload.seconds.toFixed(2)} s)`)
-  log(`  server RSS baseline ${upload.baselineRssMiB.toFixed(1)} MiB, peak ${upload.peakRssMiB.toFixed(1)} MiB, after ${upload.rssAfterMiB.toFixed(1)} MiB`)
-  log(`  growth ${upload.growthMiB.toFixed(1)} MiB (target < ${GROWTH_TARGET_MIB} MiB): ${verdict(upload.met)}`)
+  if (throughput) {
+    log(`update-check GET ${throughput.path}, ${throughput.connections} connections, median of ${throughput.rounds} x ${throughput.durationSeconds} s`)
+    log(`                      req/s    p50 ms    p99 ms   (autocannon latencies: 1 ms resolution)`)
+    log(`  packs           ${f(throughput.packs.requestsPerSecond)} ${f(throughput.packs.p50Ms)} ${f(throughput.packs.p99Ms)}`)
+    log(`  bare node:http  ${f(throughput.bare.requestsPerSecond)} ${f(throughput.bare.p50Ms)} ${f(throughput.bare.p99Ms)}`)
+    log(`  ratio packs/bare ${throughput.ratio.toFixed(2)} (target >= ${RATIO_TARGET}): ${verdict(throughput.met)}`)
+  }
+  if (upload) {
+    log(`upload of ${(upload.bytes / MiB).toFixed(1)} MiB version archive: ${upload.megabytesPerSecond.toFixed(0)} MB/s (${upload.seconds.toFixed(2)} s)`)
+    log(`  server RSS baseline ${upload.baselineRssMiB.toFixed(1)} MiB, peak ${upload.peakRssMiB.toFixed(1)} MiB, after ${upload.rssAfterMiB.toFixed(1)} MiB`)
+    log(`  growth ${upload.growthMiB.toFixed(1)} MiB (target < ${GROWTH_TARGET_MIB} MiB): ${verdict(upload.met)}`)
+  }
 
   if (workers) {
     log(`update-check with WEB_CONCURRENCY=1 vs 2 (Redis on, ${workers.cpus} CPUs shared with the load generator):`)
@@ -355,14 +435,21 @@ async function main(): Promise<void> {
     log(`  a second worker gives x${workers.speedup.toFixed(2)}`)
   }
 
+  if (batch) {
+    log(`batch update-check, ${batch.packs} packs a request (${batch.answerBytes} bytes), median of ${ROUNDS} x ${DURATION} s:`)
+    log(`  packs batch     ${f(batch.batch.requestsPerSecond)} ${f(batch.batch.p50Ms)} ${f(batch.batch.p99Ms)}   = ${batch.packsPerSecond.batch.toFixed(0)} packs/s`)
+    log(`  bare node:http  ${f(batch.bare.requestsPerSecond)} ${f(batch.bare.p50Ms)} ${f(batch.bare.p99Ms)}   ratio ${batch.ratio.toFixed(2)}`)
+    log(`  single checks   ${f(batch.single.requestsPerSecond)} ${f(batch.single.p50Ms)} ${f(batch.single.p99Ms)}   = ${batch.packsPerSecond.single.toFixed(0)} packs/s`)
+  }
+
   const loadAverage = { before: loadBefore, after: os.loadavg()[0]! }
   log(`machine 1-min load average: ${loadAverage.before.toFixed(2)} before, ${loadAverage.after.toFixed(2)} after (the benchmark itself adds about 2)`)
-  const results = { generatedAt: new Date().toISOString(), totalSeconds: (Date.now() - started) / 1000, environment, loadAverage, throughput, upload, workers }
+  const results = { generatedAt: new Date().toISOString(), totalSeconds: (Date.now() - started) / 1000, environment, loadAverage, throughput, upload, workers, batch }
   const out = path.join(ROOT, '.tmp', 'bench-results.json')
   fs.mkdirSync(path.dirname(out), { recursive: true })
   fs.writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`)
   log(`\nfigures written to ${path.relative(process.cwd(), out) || out} (${results.totalSeconds.toFixed(0)} s in all)`)
-  if (!throughput.met || !upload.met) log('TARGET MISSED (see above); this is reported, not a failure')
+  if ((throughput && !throughput.met) || (upload && !upload.met)) log('TARGET MISSED (see above); this is reported, not a failure')
 }
 
 main().then(

@@ -49,6 +49,7 @@ import updateCheckRoutes from './update-check/routes.js'
 import updateCheckBatchRoutes from './update-check/batch-routes.js'
 import byHashRoutes from './update-check/by-hash-routes.js'
 import signingRoutes from './signing/routes.js'
+import modrinthRoutes from './modrinth/routes.js'
 import statsRoutes from './stats/routes.js'
 import tokenRoutes from './accounts/token-routes.js'
 import packModerationRoutes from './packs/moderation-routes.js'
@@ -186,6 +187,7 @@ async function registerAll(app: App, config: Config, options: BuildOptions): Pro
   await app.register(updateCheckBatchRoutes)
   await app.register(byHashRoutes)
   await app.register(signingRoutes)
+  await app.register(modrinthRoutes)
   await app.register(packVersionsRoutes)
   await app.register(statsRoutes)
   await app.register(tokenRoutes)

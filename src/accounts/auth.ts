@@ -22,6 +22,8 @@ import { authenticateToken } from './tokens-service.js'
 
 const MASTER_PASSWORD_HEADER = 'x-master-password'
 const BEARER = /^Bearer ([^\s]+) ([^\s]+)$/
+/** Modrinth's way (routes with config.bareToken): the token alone, perhaps after "Bearer ". */
+const BARE_TOKEN = /^(?:Bearer )?([^\s]+)$/
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 
 async function auth(app: App): Promise<void> {
@@ -72,7 +74,8 @@ async function auth(app: App): Promise<void> {
   })
 
   app.addHook('preHandler', (request, _reply, done) => {
-    if (request.authMethod !== 'session' || SAFE_METHODS.has(request.method) || request.routeOptions.config?.csrfExempt) return done()
+    const config = request.routeOptions.config
+    if (request.authMethod !== 'session' || SAFE_METHODS.has(request.method) || config?.csrfExempt || config?.query) return done()
     const body = request.body as Record<string, unknown> | undefined
     const sent = request.headers[CSRF_HEADER] ?? (typeof body?.[CSRF_FIELD] === 'string' ? body[CSRF_FIELD] : undefined)
     if (typeof sent !== 'string' || !safeEqual(sent, request.csrfToken!)) {
@@ -112,12 +115,14 @@ function gateHeaderVerdict(request: FastifyRequest, blockedFor: number, succeede
 async function identify(app: App, request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const authorization = request.headers.authorization
   if (authorization !== undefined) {
+    const config = request.routeOptions.config
     const match = BEARER.exec(authorization)
-    if (!match) throw new Unauthorized('malformed Authorization header: expected "Bearer <username> <token>"')
-    const token = await authenticateToken(app.db, match[1]!, match[2]!)
+    const bare = match || !config?.bareToken ? null : BARE_TOKEN.exec(authorization)
+    if (!match && !bare) throw new Unauthorized('malformed Authorization header: expected "Bearer <username> <token>"')
+    const token = match ? await authenticateToken(app.db, match[1]!, match[2]!) : await authenticateToken(app.db, null, bare![1]!)
     if (!token) throw new Unauthorized('invalid, revoked or expired token')
     // The token's reach (src/accounts/token-reach.ts), decided here once, before any route runs.
-    const refusal = reachRefusal(token.reach, request.method, request.routeOptions.url, request.params)
+    const refusal = reachRefusal(token.reach, request.method, request.routeOptions.url, request.params, config?.query === true)
     if (refusal !== undefined) throw new Forbidden(refusal)
     request.user = token.user
     request.authMethod = 'token'

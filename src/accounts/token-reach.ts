@@ -47,10 +47,11 @@ export function packName(pack: Pick<ReachPack, 'namespace' | 'packId'>): string 
  * Why a request is beyond the token's reach (the 403 detail, naming what the
  * token may do), or undefined when it is within it. `routeUrl` is the matched
  * route's path pattern (undefined: no route matched, and the 404 that follows
- * changes nothing); `params` its path parameters.
+ * changes nothing); `params` its path parameters; `readsOnly` marks a route
+ * that changes nothing whatever its method (a batch lookup by POST).
  */
-export function reachRefusal(reach: TokenReach, method: string, routeUrl: string | undefined, params: unknown): string | undefined {
-  if (reach.scope === 'full' || SAFE_METHODS.has(method) || routeUrl === undefined) return undefined
+export function reachRefusal(reach: TokenReach, method: string, routeUrl: string | undefined, params: unknown, readsOnly = false): string | undefined {
+  if (reach.scope === 'full' || readsOnly || SAFE_METHODS.has(method) || routeUrl === undefined) return undefined
   if (reach.scope === 'read') {
     return 'this token is read-only: it may only read (GET, HEAD and OPTIONS requests); changing anything needs a token with more reach'
   }

@@ -209,13 +209,15 @@ export async function revokeApiToken(db: Db, userId: string, tokenId: string): P
  * The user of `Bearer <username> <token>` and the token's reach, or undefined
  * when the pair is not a live token. The token is found by its hash (an
  * indexed equality on a digest, which leaks nothing useful through timing);
- * the username must then match.
+ * the username must then match. `username` null: the token alone, as
+ * Modrinth's clients send it (`Authorization: <token>`, src/modrinth/); it
+ * is as unguessable without the name as with it.
  */
-export async function authenticateToken(db: Db, username: string, token: string): Promise<{ user: User; reach: TokenReach } | undefined> {
+export async function authenticateToken(db: Db, username: string | null, token: string): Promise<{ user: User; reach: TokenReach } | undefined> {
   if (!token.startsWith(API_TOKEN_PREFIX)) return undefined
   const now = Date.now()
   const owner = await findLiveTokenByHash(db, sha256Hex(token), nowIso(now))
-  if (!owner || owner.usernameLower !== username.toLowerCase()) return undefined
+  if (!owner || (username !== null && owner.usernameLower !== username.toLowerCase())) return undefined
   // Only the holder of a real token of this account (name and token) learns that it is disabled.
   if (owner.disabled) throw new Unauthorized('this account has been disabled by staff; its tokens do not work while it is')
   if (!owner.lastUsedAt || now - Date.parse(owner.lastUsedAt) > TOKEN_TOUCH_INTERVAL_MS) {

@@ -41,14 +41,14 @@ export default async function filesRoutes(app: App): Promise<void> {
     serveFile(app, request, reply, { fileId: request.params.file_id, download: request.query.download === '1', withBody: false }))
 }
 
-interface ServeOptions {
+export interface ServeOptions {
   fileId: string
   download: boolean
   withBody: boolean
 }
 
 /** The answer from the row alone (304, 416, HEAD); the bytes are opened only for a body. */
-async function serveFile(app: App, request: FastifyRequest, reply: FastifyReply, { fileId, download, withBody }: ServeOptions): Promise<FastifyReply> {
+export async function serveFile(app: App, request: FastifyRequest, reply: FastifyReply, { fileId, download, withBody }: ServeOptions): Promise<FastifyReply> {
   // Only a download can count, and only with a body: then the same query finds the archive's version.
   const countable = download && withBody
   const file = await findStoredFile({ db: app.db, store: app.store, log: request.log }, fileId, countable)

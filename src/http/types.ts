@@ -69,6 +69,13 @@ declare module 'fastify' {
     access?: Access
     /** Session-authenticated POST/DELETE need a CSRF token unless the route opts out (login, gate). */
     csrfExempt?: boolean
+    /**
+     * A POST that only reads (the batch lookups, whose lists do not fit in a URL): like a GET, it needs
+     * no CSRF token and a read-only token may call it.
+     */
+    query?: boolean
+    /** Also accept an API token Modrinth's way, `Authorization: <token>` (src/modrinth/). */
+    bareToken?: boolean
   }
 }
 

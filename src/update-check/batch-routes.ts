@@ -11,8 +11,8 @@ import { gameOf, sendSignedJson } from './protocol.js'
 
 export default async function updateCheckBatchRoutes(app: App): Promise<void> {
   app.post('/api/update-check/', {
-    // A query: it changes nothing, so a session's POST needs no CSRF token.
-    config: { access: 'gate', csrfExempt: true },
+    // A query: it changes nothing, so a session's POST needs no CSRF token and a read-only token may send it.
+    config: { access: 'gate', query: true },
     schema: {
       summary: 'Batch update-check',
       description: 'Checks up to 200 packs (namespace:pack_id) in one request, with the single check\'s optional pack_format or '

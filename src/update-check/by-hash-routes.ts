@@ -30,8 +30,8 @@ export default async function byHashRoutes(app: App): Promise<void> {
   })
 
   app.post('/api/update-check/by-hash/', {
-    // A query: it changes nothing, so a session's POST needs no CSRF token.
-    config: { access: 'gate', csrfExempt: true },
+    // A query: it changes nothing, so a session's POST needs no CSRF token and a read-only token may send it.
+    config: { access: 'gate', query: true },
     schema: {
       summary: 'Which packs are these archives',
       description: 'The by-hash lookup for up to 200 SHA-1s and SHA-256s at once, with one optional pack_format or game_version for all. '

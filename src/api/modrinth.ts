@@ -1,0 +1,141 @@
+// The Modrinth-compatible API (issue 11, item 7): a read-only subset of
+// Modrinth's v2 API under /api/modrinth/v2/, in Modrinth's own shapes, so an
+// existing Modrinth client pointed at a Packs site (base URL
+// https://<site>/api/modrinth) lists a pack's versions, identifies a local
+// archive by hash and finds its update. Fields Packs has no notion of carry
+// Modrinth's neutral value (no followers, no donation links, no dependencies).
+import { Type, type Static } from 'typebox'
+import { MAX_BATCH_SIZE } from './update-check.js'
+
+/** Where the API lives; a client's base URL is the site's origin plus this. */
+export const MODRINTH_PREFIX = '/api/modrinth'
+
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()])
+
+export const ModrinthFile = Type.Object({
+  hashes: Type.Object(
+    { sha1: Type.Optional(Type.String()), sha256: Type.String() },
+    { description: 'Lower-case hex. SHA-1 and SHA-256 (Modrinth gives SHA-1 and SHA-512; this site keeps no SHA-512).' },
+  ),
+  url: Type.String({ description: 'Absolute download URL (behind the site gate, like every file here).' }),
+  filename: Type.String(),
+  primary: Type.Boolean(),
+  size: Type.Integer(),
+  file_type: Type.Null(),
+}, { title: 'ModrinthFile' })
+
+export const ModrinthVersion = Type.Object({
+  id: Type.String({ description: 'The version\'s 8-character id.' }),
+  project_id: Type.String(),
+  author_id: Type.String({ description: 'The pack owner\'s user id.' }),
+  featured: Type.Boolean(),
+  name: Type.String(),
+  version_number: Type.String(),
+  changelog: Type.String(),
+  changelog_url: Type.Null(),
+  date_published: Type.String({ format: 'date-time' }),
+  downloads: Type.Integer(),
+  version_type: Type.Literal('release'),
+  status: Type.Union([Type.Literal('listed'), Type.Literal('archived')], { description: '"archived": yanked; never an update.' }),
+  requested_status: Type.Null(),
+  files: Type.Array(ModrinthFile),
+  dependencies: Type.Array(Type.Object({}), { maxItems: 0 }),
+  game_versions: Type.Array(Type.String(), { description: 'The Minecraft releases its pack.mcmeta declares, oldest first.' }),
+  loaders: Type.Array(Type.String(), { description: '"minecraft" for a resource pack, "datapack" for a data pack (Modrinth\'s words).' }),
+}, { title: 'ModrinthVersion' })
+
+export const ModrinthGalleryImage = Type.Object({
+  url: Type.String(),
+  raw_url: Type.String(),
+  featured: Type.Boolean(),
+  title: Type.Null(),
+  description: Type.Null(),
+  created: Type.String({ format: 'date-time' }),
+  ordering: Type.Integer(),
+})
+
+export const ModrinthProject = Type.Object({
+  id: Type.String({ description: 'The pack\'s 8-character id.' }),
+  slug: Type.String({ description: '"namespace:pack_id": either it or the id names the project in a path.' }),
+  project_type: Type.Union([Type.Literal('resourcepack'), Type.Literal('datapack')]),
+  team: Type.String({ description: 'The owner\'s user id (a Packs pack has one owner, not a team).' }),
+  title: Type.String(),
+  description: Type.String({ description: 'The summary.' }),
+  body: Type.String({ description: 'The description.' }),
+  body_url: Type.Null(),
+  published: Type.String({ format: 'date-time' }),
+  updated: Type.String({ format: 'date-time' }),
+  approved: Type.String({ format: 'date-time' }),
+  status: Type.Literal('approved'),
+  requested_status: Type.Null(),
+  license: Type.Object({ id: Type.String(), name: Type.String(), url: Type.Null() }),
+  client_side: Type.String(),
+  server_side: Type.String(),
+  downloads: Type.Integer(),
+  followers: Type.Integer(),
+  categories: Type.Array(Type.String(), { description: 'The category key, then the tags.' }),
+  additional_categories: Type.Array(Type.String()),
+  versions: Type.Array(Type.String(), { description: 'Version ids, oldest first, as Modrinth lists them.' }),
+  game_versions: Type.Array(Type.String()),
+  loaders: Type.Array(Type.String()),
+  icon_url: Nullable(Type.String()),
+  issues_url: Type.Null(),
+  source_url: Type.Null(),
+  wiki_url: Type.Null(),
+  discord_url: Type.Null(),
+  donation_urls: Type.Array(Type.Object({}), { maxItems: 0 }),
+  gallery: Type.Array(ModrinthGalleryImage),
+  color: Type.Null(),
+}, { title: 'ModrinthProject' })
+
+export type ModrinthProjectBody = Static<typeof ModrinthProject>
+export type ModrinthVersionBody = Static<typeof ModrinthVersion>
+
+export const ProjectRef = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 200, description: 'The pack\'s 8-character id, or "namespace:pack_id".' }),
+})
+export const VersionRef = Type.Object({ id: Type.String({ minLength: 1, maxLength: 200, description: 'The version\'s 8-character id.' }) })
+
+/** A JSON array of strings in a query parameter, as Modrinth takes lists: parsed and bounded by the service. */
+const JsonList = (description: string) => Type.String({ maxLength: 20_000, description: `${description} A JSON array of strings, at most ${MAX_BATCH_SIZE}.` })
+
+export const IdsQuery = Type.Object({ ids: JsonList('The ids.') })
+
+export const ProjectVersionsQuery = Type.Object({
+  loaders: Type.Optional(JsonList('Only versions for one of these loaders ("minecraft": resource packs; "datapack").')),
+  game_versions: Type.Optional(JsonList('Only versions that run on one of these Minecraft releases.')),
+  featured: Type.Optional(Type.Boolean({ description: 'Packs features no version: true gives an empty list.' })),
+})
+
+const Algorithm = Type.Union([Type.Literal('sha1'), Type.Literal('sha256'), Type.Literal('sha512')], {
+  description: 'sha1 (the default) or sha256; sha512, which this site does not keep, is a 400 that says so.',
+})
+const Hash = Type.String({ pattern: '^[0-9A-Fa-f]{1,128}$', description: 'Hex, any case.' })
+
+export const HashRef = Type.Object({ hash: Hash })
+export const HashQuery = Type.Object({
+  algorithm: Type.Optional(Algorithm),
+  multiple: Type.Optional(Type.Boolean({ description: 'Accepted for compatibility; one version is answered either way.' })),
+})
+export const AlgorithmQuery = Type.Object({ algorithm: Type.Optional(Algorithm) })
+
+const UpdateFilters = {
+  loaders: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 50, description: 'Only versions for one of these loaders; none: any.' })),
+  game_versions: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 500, description: 'Only versions that run on one of these releases; none: any.' })),
+}
+
+export const UpdateFilterBody = Type.Object(UpdateFilters)
+export const HashesBody = Type.Object({
+  hashes: Type.Array(Hash, { maxItems: MAX_BATCH_SIZE }),
+  algorithm: Type.Optional(Algorithm),
+})
+export const HashesUpdateBody = Type.Object({ ...HashesBody.properties, ...UpdateFilters })
+
+export const VersionsByHash = Type.Record(Type.String(), ModrinthVersion, { description: 'Each hash that matched, as sent, with its version.' })
+
+export const FileLinkParams = Type.Object({ file_id: Type.String({ maxLength: 100, description: 'The stored file\'s id.' }) })
+export const FileLinkQuery = Type.Object({
+  expires: Type.Integer({ minimum: 0, maximum: 1e11, description: 'Unix time (seconds) the link stops working.' }),
+  signature: Type.String({ maxLength: 100 }),
+  download: Type.Optional(Type.Literal('1', { description: 'As the file API\'s download=1: an attachment, counted as a download.' })),
+})

@@ -1,0 +1,48 @@
+// The Modrinth-compatible API's lookups: which packs a request names, by
+// short id, by "namespace:pack_id", by a version's short id or by an
+// archive's hash. Each answers row ids in one indexed query; the packs
+// themselves come from the packs repository (loadPackDetailsByRowIds).
+import type { Db } from '../db/index.js'
+
+/** Packs named by short id or by "namespace:pack_id" (lower case), hidden ones included: the caller decides who sees them. */
+export async function findPackRowIds(db: Db, shortIds: readonly string[], names: ReadonlyArray<{ namespace: string; packId: string }>): Promise<Array<{ id: string; shortId: string | null; namespace: string; packId: string }>> {
+  if (shortIds.length === 0 && names.length === 0) return []
+  const rows = await db
+    .selectFrom('packs')
+    .select(['id', 'short_id', 'namespace', 'pack_id'])
+    .where((eb) => {
+      const either = []
+      if (shortIds.length > 0) either.push(eb('short_id', 'in', [...shortIds]))
+      if (names.length > 0) either.push(eb(eb.refTuple('namespace', 'pack_id'), 'in', names.map((n) => eb.tuple(n.namespace, n.packId))))
+      return eb.or(either)
+    })
+    .execute()
+  return rows.map((row) => ({ id: row.id, shortId: row.short_id, namespace: row.namespace, packId: row.pack_id }))
+}
+
+/** The pack of each version named by short id. */
+export async function findVersionPacks(db: Db, versionShortIds: readonly string[]): Promise<Array<{ versionShortId: string; packRowId: string }>> {
+  if (versionShortIds.length === 0) return []
+  const rows = await db.selectFrom('versions').select(['short_id', 'pack_id']).where('short_id', 'in', [...versionShortIds]).execute()
+  return rows.flatMap((row) => (row.short_id === null ? [] : [{ versionShortId: row.short_id, packRowId: row.pack_id }]))
+}
+
+/**
+ * Every version whose archive has one of the hashes (lower-case hex of the
+ * algorithm's digest), with its pack: through the files_sha1 / files_sha256
+ * indexes, then versions_file_id.
+ */
+export async function findVersionsByArchiveHash(
+  db: Db,
+  algorithm: 'sha1' | 'sha256',
+  hashes: readonly string[],
+): Promise<Array<{ hash: string; versionId: string; packRowId: string }>> {
+  if (hashes.length === 0) return []
+  const rows = await db
+    .selectFrom('files')
+    .innerJoin('versions', 'versions.file_id', 'files.id')
+    .select([algorithm === 'sha1' ? 'files.sha1 as hash' : 'files.sha256 as hash', 'versions.id', 'versions.pack_id'])
+    .where(algorithm === 'sha1' ? 'files.sha1' : 'files.sha256', 'in', [...hashes])
+    .execute()
+  return rows.flatMap((row) => (row.hash === null ? [] : [{ hash: row.hash, versionId: row.id, packRowId: row.pack_id }]))
+}

@@ -1,0 +1,143 @@
+// The Modrinth-compatible API (src/api/modrinth.ts): Modrinth v2's read
+// paths under /api/modrinth/v2/, for launchers and client libraries given the
+// base URL https://<site>/api/modrinth. Like the update-check, the site gate
+// is enough; an API token is also taken Modrinth's way, `Authorization:
+// <token>` (config.bareToken), and a read-only token may send the lookups
+// that Modrinth makes by POST (config.query).
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { Type, type Static } from 'typebox'
+import { errorResponses } from '../api/common.js'
+import {
+  AlgorithmQuery, FileLinkParams, FileLinkQuery, HashesBody, HashesUpdateBody, HashQuery, HashRef, IdsQuery, MODRINTH_PREFIX, ModrinthProject, ModrinthVersion,
+  ProjectRef, ProjectVersionsQuery, UpdateFilterBody, VersionRef, VersionsByHash,
+} from '../api/modrinth.js'
+import type { App } from '../http/types.js'
+import { publicOrigin } from '../http/urls.js'
+import type { FileUrls } from '../packs/mapper.js'
+import { fileResponses } from '../api/files.js'
+import { Forbidden } from '../errors.js'
+import { serveFile } from '../files/routes.js'
+import { FILE_LINK_PATH, fileLinkHolds, signedFileUrls } from './file-links.js'
+import { toModrinthProject, toModrinthVersion } from './mapper.js'
+import {
+  getProject, getProjects, getProjectVersions, getVersion, getVersions, parseJsonList, updateByHash, updatesByHash, versionByHash,
+  versionsByHash, type PackVersion,
+} from './service.js'
+
+const V2 = `${MODRINTH_PREFIX}/v2`
+const tags = ['modrinth']
+const read = { access: 'gate', bareToken: true } as const
+const lookup = { ...read, query: true } as const
+
+export default async function modrinthRoutes(app: App): Promise<void> {
+  /** The answer's URLs: signed links (./file-links.ts), which a launcher's downloader can open without the gate. */
+  const fileUrls = (_config: unknown, request: FastifyRequest): FileUrls => signedFileUrls(app.gate.siteSecret, publicOrigin(app.config, request), app.clock())
+
+  const linkSchema = {
+    summary: 'A file by signed link',
+    description: 'The file links in this API\'s answers. They need no gate: the signature (over the file id and the expiry, with the '
+      + 'site secret) is the proof that a caller past the gate was given the link. Otherwise as GET /api/files/{file_id}/.',
+    tags, params: FileLinkParams, querystring: FileLinkQuery, response: fileResponses,
+  }
+  const serveLink = (request: FastifyRequest, reply: FastifyReply, fileId: string, query: Static<typeof FileLinkQuery>, withBody: boolean) => {
+    if (!fileLinkHolds(app.gate.siteSecret, fileId, query.expires, query.signature, app.clock())) {
+      throw new Forbidden('this file link is expired or not one this site made: ask the API again for a fresh one')
+    }
+    return serveFile(app, request, reply, { fileId, download: query.download === '1', withBody })
+  }
+  app.get(FILE_LINK_PATH, { config: { access: 'public' }, exposeHeadRoute: false, schema: linkSchema }, (request, reply) =>
+    serveLink(request, reply, request.params.file_id, request.query, true))
+  app.head(FILE_LINK_PATH, { config: { access: 'public' }, schema: { ...linkSchema, hide: true } }, (request, reply) =>
+    serveLink(request, reply, request.params.file_id, request.query, false))
+
+  app.get(`${V2}/project/:id`, {
+    config: read,
+    schema: { summary: 'A project (Modrinth v2)', description: 'A pack by its 8-character id or "namespace:pack_id".', tags, params: ProjectRef, response: { 200: ModrinthProject, ...errorResponses(400, 401, 404) } },
+  }, async (request) => toModrinthProject(await getProject(app.db, request.params.id, request.user), fileUrls(app.config, request), publicOrigin(app.config, request)))
+
+  app.get(`${V2}/projects`, {
+    config: read,
+    schema: { summary: 'Several projects (Modrinth v2)', description: 'The packs of a JSON list of ids or "namespace:pack_id"; unknown ones are left out.', tags, querystring: IdsQuery, response: { 200: Type.Array(ModrinthProject), ...errorResponses(400, 401) } },
+  }, async (request) => {
+    const urls = fileUrls(app.config, request)
+    const origin = publicOrigin(app.config, request)
+    return (await getProjects(app.db, parseJsonList(request.query.ids, 'ids'), request.user)).map((pack) => toModrinthProject(pack, urls, origin))
+  })
+
+  app.get(`${V2}/project/:id/version`, {
+    config: read,
+    schema: {
+      summary: 'A project\'s versions (Modrinth v2)',
+      description: 'Newest first, yanked ones too (status "archived"); `loaders` and `game_versions` (JSON lists) keep those for any of them.',
+      tags, params: ProjectRef, querystring: ProjectVersionsQuery, response: { 200: Type.Array(ModrinthVersion), ...errorResponses(400, 401, 404) },
+    },
+  }, async (request) => {
+    const { loaders, game_versions: gameVersions, featured } = request.query
+    const filter = {
+      loaders: loaders === undefined ? undefined : parseJsonList(loaders, 'loaders'),
+      gameVersions: gameVersions === undefined ? undefined : parseJsonList(gameVersions, 'game_versions'),
+      featured,
+    }
+    return versionsOut(request, await getProjectVersions(app.db, request.params.id, filter, request.user))
+  })
+
+  app.get(`${V2}/version/:id`, {
+    config: read,
+    schema: { summary: 'A version (Modrinth v2)', tags, params: VersionRef, response: { 200: ModrinthVersion, ...errorResponses(400, 401, 404) } },
+  }, async (request) => versionOut(request, await getVersion(app.db, request.params.id, request.user)))
+
+  app.get(`${V2}/versions`, {
+    config: read,
+    schema: { summary: 'Several versions (Modrinth v2)', description: 'The versions of a JSON list of ids; unknown ones are left out.', tags, querystring: IdsQuery, response: { 200: Type.Array(ModrinthVersion), ...errorResponses(400, 401) } },
+  }, async (request) => versionsOut(request, await getVersions(app.db, parseJsonList(request.query.ids, 'ids'), request.user)))
+
+  app.get(`${V2}/version_file/:hash`, {
+    config: read,
+    schema: {
+      summary: 'The version of an archive (Modrinth v2)',
+      description: 'The version whose archive has this SHA-1 (default) or SHA-256: the first published one when several share the bytes, yanked ones included.',
+      tags, params: HashRef, querystring: HashQuery, response: { 200: ModrinthVersion, ...errorResponses(400, 401, 404) },
+    },
+  }, async (request) => versionOut(request, await versionByHash(app.db, request.params.hash, request.query.algorithm, request.user)))
+
+  app.post(`${V2}/version_files`, {
+    config: lookup,
+    schema: { summary: 'The versions of several archives (Modrinth v2)', description: 'Up to 200 hashes; each that matches, as sent, with its version.', tags, body: HashesBody, response: { 200: VersionsByHash, ...errorResponses(400, 401) } },
+  }, async (request) => byHashOut(request, await versionsByHash(app.db, request.body.hashes, request.body.algorithm, request.user)))
+
+  app.post(`${V2}/version_file/:hash/update`, {
+    config: lookup,
+    schema: {
+      summary: 'The update of an archive (Modrinth v2)',
+      description: 'The newest version of the archive\'s pack that is not yanked and is for one of `loaders` and one of `game_versions` (empty lists: any); 404 when none is.',
+      tags, params: HashRef, querystring: AlgorithmQuery, body: UpdateFilterBody, response: { 200: ModrinthVersion, ...errorResponses(400, 401, 404) },
+    },
+  }, async (request) => {
+    const filter = { loaders: request.body.loaders, gameVersions: request.body.game_versions }
+    return versionOut(request, await updateByHash(app.db, request.params.hash, request.query.algorithm, filter, request.user))
+  })
+
+  app.post(`${V2}/version_files/update`, {
+    config: lookup,
+    schema: {
+      summary: 'The updates of several archives (Modrinth v2)',
+      description: 'The update of each of up to 200 archives, as the single call gives it; hashes without one are left out.',
+      tags, body: HashesUpdateBody, response: { 200: VersionsByHash, ...errorResponses(400, 401) },
+    },
+  }, async (request) => {
+    const { hashes, algorithm, loaders, game_versions: gameVersions } = request.body
+    return byHashOut(request, await updatesByHash(app.db, hashes, algorithm, { loaders, gameVersions }, request.user))
+  })
+
+  function versionOut(request: FastifyRequest, found: PackVersion) {
+    return toModrinthVersion(found.pack, found.version, fileUrls(app.config, request))
+  }
+  function versionsOut(request: FastifyRequest, found: readonly PackVersion[]) {
+    const urls = fileUrls(app.config, request)
+    return found.map(({ pack, version }) => toModrinthVersion(pack, version, urls))
+  }
+  function byHashOut(request: FastifyRequest, found: Map<string, PackVersion>) {
+    const urls = fileUrls(app.config, request)
+    return Object.fromEntries([...found].map(([hash, { pack, version }]) => [hash, toModrinthVersion(pack, version, urls)]))
+  }
+}
