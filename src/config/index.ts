@@ -40,6 +40,8 @@ export interface Config {
   /** Fastify's trustProxy: false, or the reverse proxies whose X-Forwarded-For is believed (addresses, CIDRs, proxy-addr's range names). */
   trustProxy: false | string[]
   logLevel: string
+  /** One line per request at level info (src/http/access-log.ts); PACKS_ACCESS_LOG=off turns it off. */
+  accessLog: boolean
   /** Worker processes serving the port (WEB_CONCURRENCY); 1 runs the server in this process. */
   webConcurrency: number
   /** How long a client may take over each part of a request; see timeoutsFrom. */
@@ -250,8 +252,19 @@ export function loadConfig(env: Env = process.env): Config {
     passwordHashCost: withDefault('PACKS_PASSWORD_HASH_COST', parseHashCost, DEFAULT_PASSWORD_HASH_COST),
     trustProxy: withDefault('PACKS_TRUST_PROXY', parseTrustProxy, false),
     logLevel: get('LOG_LEVEL') ?? 'info',
+    accessLog: withDefault('PACKS_ACCESS_LOG', parseOnOff('PACKS_ACCESS_LOG'), true),
     webConcurrency: withDefault('WEB_CONCURRENCY', (r) => parseWorkers(r), 1),
     timeouts,
+  }
+}
+
+/** on/off (also true/false, 1/0, yes/no). */
+function parseOnOff(name: string): (raw: string) => boolean {
+  return (raw) => {
+    const value = raw.trim().toLowerCase()
+    if (['on', 'true', '1', 'yes'].includes(value)) return true
+    if (['off', 'false', '0', 'no'].includes(value)) return false
+    throw new ConfigError(`${name}: "${raw.slice(0, 40)}" is not on or off`)
   }
 }
 

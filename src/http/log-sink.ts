@@ -1,0 +1,130 @@
+// Where the server's log lines go (pino's destination and the access log's):
+// standard output, written in batches. Lines are gathered in memory and
+// written with one system call, off the event loop, once BATCH_BYTES have
+// gathered or FLUSH_MS have passed, whatever comes first, one write at a
+// time, so lines never interleave. What is left is written synchronously when
+// the process exits.
+//
+// Not pino's own destination (SonicBoom): it appends each line to one growing
+// string and measures it, so a batch costs time quadratic in its size; with
+// a line per request that was more than the rest of the update-check's work.
+import fs from 'node:fs'
+
+export interface LogSinkOptions {
+  /** The file descriptor written to (1: standard output). */
+  fd?: number
+  /** A batch is written once it holds this many bytes (about: lengths are counted in UTF-16 code units). */
+  batchBytes?: number
+  /** ...or once its first line has waited this long. */
+  flushMs?: number
+  /** Backlog beyond which new lines are dropped (and counted) rather than held: a stuck reader must not grow the heap. */
+  maxBacklogBytes?: number
+}
+
+export class LogSink {
+  private readonly fd: number
+  private readonly batchBytes: number
+  private readonly flushMs: number
+  private readonly maxBacklogBytes: number
+  private lines: string[] = []
+  private pending = 0
+  /** Batches joined and waiting for the write in flight. */
+  private readonly queue: string[] = []
+  private queued = 0
+  private writing = false
+  private timer: NodeJS.Timeout | undefined
+  /** Lines dropped because the backlog was full; reported in the next batch. */
+  dropped = 0
+
+  constructor(options: LogSinkOptions = {}) {
+    this.fd = options.fd ?? 1
+    this.batchBytes = options.batchBytes ?? 64 * 1024
+    this.flushMs = options.flushMs ?? 250
+    this.maxBacklogBytes = options.maxBacklogBytes ?? 16 * 1024 * 1024
+    process.once('exit', () => this.flushSync())
+  }
+
+  /** One or more whole lines, each ending in "\n" (what pino and the access log hand over). */
+  write(line: string): boolean {
+    if (this.pending + this.queued > this.maxBacklogBytes) {
+      this.dropped++
+      return false
+    }
+    this.lines.push(line)
+    this.pending += line.length
+    if (this.pending >= this.batchBytes) this.cut()
+    else if (this.timer === undefined) {
+      this.timer = setTimeout(() => this.cut(), this.flushMs)
+      this.timer.unref()
+    }
+    return true
+  }
+
+  /** Writes whatever is gathered now (tests; shutdown). */
+  flush(): void {
+    this.cut()
+  }
+
+  private cut(): void {
+    if (this.timer !== undefined) {
+      clearTimeout(this.timer)
+      this.timer = undefined
+    }
+    if (this.lines.length === 0) return
+    if (this.dropped > 0) {
+      this.lines.push(`{"level":40,"time":${Date.now()},"msg":"log lines dropped: the output was not being read fast enough","dropped":${this.dropped}}\n`)
+      this.dropped = 0
+    }
+    const batch = this.lines.join('')
+    this.lines = []
+    this.pending = 0
+    this.queue.push(batch)
+    this.queued += batch.length
+    this.next()
+  }
+
+  private next(): void {
+    if (this.writing || this.queue.length === 0) return
+    this.writing = true
+    const buffer = Buffer.from(this.queue.join(''), 'utf8')
+    this.queue.length = 0
+    this.queued = 0
+    this.send(buffer, 0)
+  }
+
+  private send(buffer: Buffer, offset: number): void {
+    fs.write(this.fd, buffer, offset, buffer.length - offset, null, (error, written) => {
+      if (error) {
+        // Standard output as a non-blocking pipe that is full: try again shortly. Anything else: the lines are lost.
+        if ((error as NodeJS.ErrnoException).code === 'EAGAIN') return void setTimeout(() => this.send(buffer, offset), 10).unref()
+        this.writing = false
+        return this.next()
+      }
+      if (offset + written < buffer.length) return this.send(buffer, offset + written)
+      this.writing = false
+      this.next()
+    })
+  }
+
+  /** Everything not yet written, synchronously: the process is exiting. */
+  flushSync(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer)
+    this.timer = undefined
+    // A write still in flight finishes on its own thread; what is queued after it goes now.
+    const rest = this.queue.join('') + this.lines.join('')
+    this.queue.length = 0
+    this.lines = []
+    this.pending = 0
+    this.queued = 0
+    if (rest === '') return
+    const buffer = Buffer.from(rest, 'utf8')
+    let offset = 0
+    while (offset < buffer.length) {
+      try {
+        offset += fs.writeSync(this.fd, buffer, offset)
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') return
+      }
+    }
+  }
+}

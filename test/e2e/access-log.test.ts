@@ -1,0 +1,67 @@
+// The access log (issue 12, item 1): the server started as `npm start` starts
+// it, with default settings, writes one JSON line per request to stdout, in
+// pino's shape, and nothing secret: no credentials (they are headers, never
+// logged) and no file link's signature (a capability). PACKS_ACCESS_LOG=off
+// and LOG_LEVEL=warn turn it off.
+// backends: sqlite — the log line is written by the HTTP layer; no backend is involved in it
+import { after, before, test } from 'node:test'
+import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import { startServer, type RunningServer } from '../helpers/server.js'
+import { eventually } from '../helpers/wait.js'
+
+const PASSWORD = 'access-log-password'
+let server: RunningServer
+
+interface Line { level: number; time: number; msg: string; reqId: string; method: string; url: string; status: number; ms: number; ip: string }
+
+function accessLines(output: string): Line[] {
+  return output.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Line).filter((line) => line.msg === 'request')
+}
+
+before(async () => {
+  server = await startServer({ env: { PACKS_MASTER_PASSWORD: PASSWORD } })
+})
+after(async () => {
+  await server.stop()
+  fs.rmSync(server.dataDir, { recursive: true, force: true })
+})
+
+test('one line per request, with method, path, status, time and address; no secret', async () => {
+  // Each request is marked, so the start-up's own /healthz polls do not count.
+  const ours = () => accessLines(server.stdout()).filter((line) => line.url.includes('mark=1'))
+  const gate = { 'x-master-password': PASSWORD }
+  assert.equal((await fetch(`${server.url}/api/packs/nobody/nothing/latest?mark=1`, { headers: gate })).status, 404)
+  assert.equal((await fetch(`${server.url}/api/modrinth/files/x?expires=1&signature=s3cr3t-capability&download=1&mark=1`)).status, 403)
+  assert.equal((await fetch(`${server.url}/healthz?mark=1`)).status, 200)
+  assert.ok(await eventually(() => ours().length >= 3), 'three access-log lines')
+  const lines = ours()
+  assert.deepEqual(lines.map((l) => [l.method, l.url.replace(/\?.*/, ''), l.status]), [
+    ['GET', '/api/packs/nobody/nothing/latest', 404],
+    ['GET', '/api/modrinth/files/x', 403],
+    ['GET', '/healthz', 200],
+  ])
+  for (const line of lines) {
+    assert.equal(line.level, 30)
+    assert.ok(Math.abs(line.time - Date.now()) < 60_000)
+    assert.equal(typeof line.ms, 'number')
+    assert.equal(line.ip, '127.0.0.1')
+    assert.match(line.reqId, /./)
+  }
+  assert.match(lines[1]!.url, /signature=\[redacted\]/)
+  assert.ok(!server.stdout().includes('s3cr3t-capability') && !server.stdout().includes(PASSWORD), 'no secret in the log')
+})
+
+test('PACKS_ACCESS_LOG=off and LOG_LEVEL=warn turn it off', async () => {
+  for (const env of [{ PACKS_ACCESS_LOG: 'off' }, { LOG_LEVEL: 'warn' }]) {
+    const quiet = await startServer({ env: { PACKS_MASTER_PASSWORD: PASSWORD, ...env } })
+    try {
+      assert.equal((await fetch(`${quiet.url}/healthz`)).status, 200)
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      assert.deepEqual(accessLines(quiet.stdout()), [], JSON.stringify(env))
+    } finally {
+      await quiet.stop()
+      fs.rmSync(quiet.dataDir, { recursive: true, force: true })
+    }
+  }
+})
