@@ -15,7 +15,7 @@ const STORED_HASH_TTL_MS = 5_000
 export class Gate {
   private storedHash: { value: string | undefined; readAt: number } | undefined
   /** SHA-256 of the last candidate that verified against `storedHash`, so scrypt runs once per password, not per request. */
-  private verified: { hash: string; candidateDigest: string } | undefined
+  private verified: { hash: string; candidateBytes: Buffer } | undefined
   /** scrypt checks in flight, by SHA-256 of the candidate and the hash it is checked against. */
   private readonly verifying = new Map<string, Promise<boolean>>()
   /** SHA-256 of PACKS_MASTER_PASSWORD, computed once: the gate runs on every request. */
@@ -66,7 +66,8 @@ export class Gate {
     const stored = this.storedHash
     const verified = this.verified
     if (!stored || !verified || Date.now() - stored.readAt > STORED_HASH_TTL_MS || verified.hash !== stored.value) return undefined
-    return safeEqual(sha256Hex(candidate), verified.candidateDigest)
+    // One hash per request: the candidate's digest against the verified one's (both 32 bytes).
+    return timingSafeEqual(sha256Digest(candidate), verified.candidateBytes)
   }
 
   /**
@@ -111,7 +112,7 @@ export class Gate {
     const pending = (async () => {
       await admit()
       const ok = await this.passwords.verify(candidate, hash)
-      if (ok) this.verified = { hash, candidateDigest: digest }
+      if (ok) this.verified = { hash, candidateBytes: Buffer.from(digest, 'hex') }
       return ok
     })().finally(() => this.verifying.delete(key))
     this.verifying.set(key, pending)

@@ -38,6 +38,11 @@ export interface AttemptLimiter {
    * failures cannot slip past the limit either.
    */
   settle(key: string, succeeded: boolean): number | Promise<number>
+  /**
+   * settle(key, true) when it can be answered at once (the update-check's fast path): the seconds `key`
+   * is still blocked, or 0; undefined when only an asynchronous check can tell.
+   */
+  blockedNow?(key: string): number | undefined
 }
 
 /** Clients tracked per limiter in memory; see MemoryAttemptLimiter for what happens beyond. */
@@ -87,6 +92,10 @@ export class MemoryAttemptLimiter implements AttemptLimiter {
         window = undefined
       },
     }
+  }
+
+  blockedNow(key: string): number {
+    return this.blockedFor(key, this.now())
   }
 
   settle(key: string, succeeded: boolean): number {

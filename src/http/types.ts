@@ -54,6 +54,8 @@ declare module 'fastify' {
     signing: Signer
     /** Set when this start generated the gate password, so the entry point can print it once. */
     generatedMasterPassword: string | null
+    /** How many update-checks the fast path (src/update-check/fast-path.ts) has answered: tests and diagnostics. */
+    fastPathServed(): number
   }
   interface FastifyRequest {
     user: User | null

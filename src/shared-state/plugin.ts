@@ -50,23 +50,35 @@ function inMemory(app: FastifyInstance, updateCheckLimits: Partial<UpdateCheckCa
 
 async function inRedis(app: FastifyInstance, url: string, updateCheckLimits: Partial<UpdateCheckCacheLimits>): Promise<SharedState> {
   const { config } = app
-  const [{ openRedis, redisUnavailable }, { RedisAttemptLimiter }, { RedisUpdateCheckCache }, { RedisSnapshotCache }] = await Promise.all([
+  const [{ openRedis, redisUnavailable }, { RedisAttemptLimiter }, { RedisUpdateCheckCache }, { RedisSnapshotCache }, { RedisFeed }] = await Promise.all([
     import('./redis.js'),
     import('./redis-limiter.js'),
     import('./redis-update-check-cache.js'),
     import('./redis-snapshot-cache.js'),
+    import('./redis-feed.js'),
   ])
   // An unreachable or malformed REDIS_URL fails here, before the app listens (a ConfigError line).
   const redis = await openRedis(url)
   redis.onError = (error) => app.log.warn({ err: error }, 'redis connection error; retrying')
-  const limiter = (kind: AttemptKind) => new RedisAttemptLimiter(redis.client, kind, config.authFailureLimit, config.authFailureWindowMs)
-  const updateCheckCache = new RedisUpdateCheckCache(redis.client, updateCheckLimits)
+  // What instances push to each other (changed packs, failed passwords): on its own connection.
+  let feed: Awaited<ReturnType<typeof RedisFeed.open>>
+  try {
+    feed = await RedisFeed.open(redis.client, (error) => app.log.warn({ err: error }, 'redis connection (invalidation feed) error; retrying'))
+  } catch (error) {
+    await redis.close()
+    throw error
+  }
+  const limiter = (kind: AttemptKind) => new RedisAttemptLimiter(redis.client, kind, config.authFailureLimit, config.authFailureWindowMs, feed)
+  const updateCheckCache = new RedisUpdateCheckCache(redis.client, updateCheckLimits, feed)
   updateCheckCache.onWriteFailure = (error) => app.log.error({ err: error }, 'could not tell other instances about a new version yet; retried when Redis is back')
   return {
     attemptLimiters: { gate: limiter('gate'), login: limiter('login') },
     updateCheckCache,
     statsSnapshotCache: new RedisSnapshotCache<StatsSnapshotBody>(redis.client, config.statsCacheMs, 'stats', app.clock),
     unavailable: redisUnavailable,
-    close: () => redis.close(),
+    close: async () => {
+      await feed.close()
+      await redis.close()
+    },
   }
 }

@@ -10,6 +10,7 @@
 // window. Every step is one Lua script: atomic across instances, one round trip.
 import { randomBytes } from 'node:crypto'
 import type { RedisClient } from './redis.js'
+import type { RedisFeed } from './redis-feed.js'
 import { KEY_PREFIX } from './redis.js'
 import type { AttemptKind, AttemptLimiter, Refusal, Reservation } from '../accounts/limiter.js'
 
@@ -46,17 +47,83 @@ if redis.call('HGET', KEYS[1], 'w') == ARGV[1] and tonumber(redis.call('HGET', K
 end
 return 0`
 
+/** The feed's message type for a counted attempt; its payload is "<kind> <client key>". */
+const FAILED = 'fail'
+/** Suspects kept in memory; past this, every right password asks Redis again until a window has passed. */
+const MAX_SUSPECTS = 20_000
+
 export class RedisAttemptLimiter implements AttemptLimiter {
+  /**
+   * Clients with an attempt counted in Redis (here, or by another instance through the feed), until their
+   * window ends. Only they can be blocked, so only they need Redis to let a right password in
+   * (blockedNow): everyone else's right password costs no round trip while the feed is live.
+   */
+  private readonly suspects = new Map<string, number>()
+  /** Set while the suspects are being read from Redis (at start, after the feed was down), and when they overflowed. */
+  private unknownUntil = Number.POSITIVE_INFINITY
+
+  /** `feed` absent (tests of the counts alone): blockedNow never answers, and every check asks Redis. */
   constructor(
     private readonly redis: RedisClient,
     private readonly kind: AttemptKind,
     private readonly maxFailures: number,
     private readonly windowMs: number,
-  ) {}
+    private readonly feed?: RedisFeed,
+  ) {
+    if (!feed) return
+    feed.on(FAILED, (payload) => {
+      const space = payload.indexOf(' ')
+      if (payload.slice(0, space) === kind) this.suspect(payload.slice(space + 1))
+    })
+    feed.onResync(() => void this.loadSuspects())
+    void this.loadSuspects()
+  }
+
+  blockedNow(key: string): number | undefined {
+    if (this.feed?.live() !== true || Date.now() < this.unknownUntil) return undefined
+    const until = this.suspects.get(key)
+    if (until === undefined) return 0
+    if (until > Date.now()) return undefined
+    this.suspects.delete(key)
+    return 0
+  }
+
+  /** Marks `key` as having an attempt counted, here and on every instance. */
+  private counted(key: string): Promise<unknown> {
+    this.suspect(key)
+    return this.feed ? this.feed.publish(FAILED, `${this.kind} ${key}`) : Promise.resolve()
+  }
+
+  private suspect(key: string): void {
+    this.suspects.delete(key)
+    this.suspects.set(key, Date.now() + this.windowMs)
+    if (this.suspects.size <= MAX_SUSPECTS) return
+    // Too many to keep: drop the expired ones; if that is not enough, ask Redis about everyone for a window.
+    const now = Date.now()
+    for (const [suspect, until] of this.suspects) if (until <= now) this.suspects.delete(suspect)
+    if (this.suspects.size > MAX_SUSPECTS) {
+      this.suspects.clear()
+      this.unknownUntil = now + this.windowMs
+    }
+  }
+
+  /** Every client with a count in Redis now: one SCAN over this kind's keys (bounded by the window's failures). */
+  private async loadSuspects(): Promise<void> {
+    this.unknownUntil = Number.POSITIVE_INFINITY
+    const prefix = this.redisKey('')
+    try {
+      for await (const keys of this.redis.scanIterator({ MATCH: `${prefix}*`, COUNT: 1000 })) {
+        for (const key of keys) this.suspect(key.slice(prefix.length))
+      }
+      if (this.unknownUntil === Number.POSITIVE_INFINITY) this.unknownUntil = 0
+    } catch {
+      // Redis went away meanwhile: the feed's next resync reads them again.
+    }
+  }
 
   async reserve(key: string): Promise<Reservation | Refusal> {
     const redisKey = this.redisKey(key)
-    const [allowed, value] = await this.attempt(redisKey, true)
+    const [[allowed, value]] = await Promise.all([this.attempt(redisKey, true), this.counted(key)])
     if (!allowed) return { retryAfter: seconds(value) }
     let refunded = false
     return {
@@ -70,7 +137,8 @@ export class RedisAttemptLimiter implements AttemptLimiter {
   }
 
   async settle(key: string, succeeded: boolean): Promise<number> {
-    const [allowed, value] = await this.attempt(this.redisKey(key), !succeeded)
+    // A failure is announced with its count, before the answer: every instance then asks Redis about this client.
+    const [[allowed, value]] = await Promise.all([this.attempt(this.redisKey(key), !succeeded), succeeded ? undefined : this.counted(key)])
     return allowed ? 0 : seconds(value)
   }
 

@@ -1,20 +1,23 @@
 // The update-check cache when instances share Redis (REDIS_URL). Answers stay
-// in each process (MemoryUpdateCheckCache: no body crosses the network), and
-// Redis holds one stamp per pack that every change replaces. Each update-check reads its
-// pack's stamp (HGET: one small round trip, pipelined with the others under
-// load) and drops the local answer when the stamp is not the one it was cached
-// under. The publishing instance writes the new stamp before it answers, so
-// the very next update-check on any instance sees the new version.
+// in each process (MemoryUpdateCheckCache: no body crosses the network).
+// Every change writes a new stamp for its pack in Redis and publishes the
+// pack's key (./redis-feed.ts); the other instances drop their answers for it
+// when the message arrives, a few milliseconds later. While the feed is live
+// an update-check asks Redis nothing: the same speed as one instance alone.
 //
-// Why not pub/sub alone: a message is delivered to the other instances after
-// the publisher's PUBLISH returns, so an update-check arriving there in the
-// meantime would still get the old version; the issue asks for "at once".
-// With the stamp read on every request, pub/sub would add nothing.
+// When the feed is not live (its connection dropped, or stopped answering its
+// PING for LIVE_MS), every update-check reads its pack's stamp instead (HGET:
+// one small round trip) and drops the local answer when the stamp is not the
+// one it was cached under, as before the feed existed; when the feed is back,
+// every local answer is dropped (messages may have been missed) and the
+// round trips stop. So a publish reaches every instance within the feed's
+// delivery time (milliseconds), and never later than LIVE_MS.
 //
 // Stamps are random, not counters: a Redis restarted without its data must not
 // hand out a value an instance has already seen for an older answer.
 import { randomUUID } from 'node:crypto'
 import { KEY_PREFIX, type RedisClient } from './redis.js'
+import { channelOf, databaseOf, eventMessage, type RedisFeed } from './redis-feed.js'
 import { MemoryUpdateCheckCache, type CacheUsage, type UpdateCheckAnswer, type UpdateCheckCacheLimits, type UpdateCheckCache } from '../update-check/cache.js'
 
 // The key keeps the name it had before the update-check had its own module: instances of the older
@@ -22,6 +25,8 @@ import { MemoryUpdateCheckCache, type CacheUsage, type UpdateCheckAnswer, type U
 const STAMPS = `${KEY_PREFIX}latest:stamps`
 /** A pack no instance has changed yet has no stamp; it compares as this. */
 const NO_STAMP = ''
+/** The feed's message type for a changed pack; its payload is the pack's key. */
+const CHANGED = 'latest'
 
 export class RedisUpdateCheckCache implements UpdateCheckCache {
   private readonly local: MemoryUpdateCheckCache
@@ -39,10 +44,29 @@ export class RedisUpdateCheckCache implements UpdateCheckCache {
    */
   private readonly unwritten = new Set<string>()
 
-  constructor(private readonly redis: RedisClient, limits: Partial<UpdateCheckCacheLimits> = {}) {
+  /**
+   * `feed` absent (the admin CLI, which answers no update-check; tests of the stamps): every revalidation
+   * reads the stamp, and changes are still published for the servers.
+   */
+  constructor(private readonly redis: RedisClient, limits: Partial<UpdateCheckCacheLimits> = {}, private readonly feed?: RedisFeed) {
     this.local = new MemoryUpdateCheckCache(limits)
     this.limits = this.local.limits
     redis.on('ready', () => { void this.writeUnwritten() })
+    feed?.on(CHANGED, (packKey) => this.local.invalidate(packKey))
+    feed?.onResync(() => {
+      this.local.invalidateAll()
+      this.seen.clear()
+    })
+  }
+
+  currentWithoutAsking(): boolean {
+    return this.feed?.live() === true
+  }
+
+  /** The stamp for instances whose feed is down, the message for the others: sent together (one round trip). */
+  private announce(packKey: string): Promise<unknown> {
+    const message = this.feed ? this.feed.publish(CHANGED, packKey) : this.redis.publish(channelOf(databaseOf(this.redis)), eventMessage('cli', CHANGED, packKey))
+    return Promise.all([this.redis.hSet(STAMPS, packKey, randomUUID()), message])
   }
 
   get(packKey: string, origin: string, variant = ''): UpdateCheckAnswer | undefined {
@@ -66,7 +90,7 @@ export class RedisUpdateCheckCache implements UpdateCheckCache {
   async invalidate(packKey: string): Promise<void> {
     this.local.invalidate(packKey)
     try {
-      await this.redis.hSet(STAMPS, packKey, randomUUID())
+      await this.announce(packKey)
     } catch (error) {
       if (this.unwritten.size < this.limits.maxStamps) this.unwritten.add(packKey)
       this.onWriteFailure(error)
@@ -79,7 +103,7 @@ export class RedisUpdateCheckCache implements UpdateCheckCache {
   private async writeUnwritten(): Promise<void> {
     for (const packKey of [...this.unwritten]) {
       try {
-        await this.redis.hSet(STAMPS, packKey, randomUUID())
+        await this.announce(packKey)
         this.unwritten.delete(packKey)
       } catch {
         return // the connection dropped again; the next 'ready' retries
@@ -87,15 +111,16 @@ export class RedisUpdateCheckCache implements UpdateCheckCache {
     }
   }
 
-  readonly revalidate = async (packKey: string): Promise<void> => {
-    this.compare(packKey, (await this.redis.hGet(STAMPS, packKey)) ?? NO_STAMP)
+  /** Nothing to ask while the feed is live; else the pack's stamp. */
+  readonly revalidate = (packKey: string): Promise<void> | undefined => {
+    if (this.feed?.live()) return undefined
+    return this.redis.hGet(STAMPS, packKey).then((stamp) => this.compare(packKey, stamp ?? NO_STAMP))
   }
 
-  /** The batch's packs: every stamp in one HMGET. */
-  readonly revalidateMany = async (packKeys: readonly string[]): Promise<void> => {
-    if (packKeys.length === 0) return
-    const stamps = await this.redis.hmGet(STAMPS, [...packKeys])
-    packKeys.forEach((packKey, i) => this.compare(packKey, stamps[i] ?? NO_STAMP))
+  /** The batch's packs: nothing while the feed is live, else every stamp in one HMGET. */
+  readonly revalidateMany = (packKeys: readonly string[]): Promise<void> | undefined => {
+    if (packKeys.length === 0 || this.feed?.live()) return undefined
+    return this.redis.hmGet(STAMPS, [...packKeys]).then((stamps) => packKeys.forEach((packKey, i) => this.compare(packKey, stamps[i] ?? NO_STAMP)))
   }
 
   /** Drops the pack's local answers when its stamp is not the one they were cached under. */
@@ -109,7 +134,7 @@ export class RedisUpdateCheckCache implements UpdateCheckCache {
     if (this.seen.size > this.limits.maxStamps) this.seen.delete(this.seen.keys().next().value!)
   }
 
-  usage(): CacheUsage & { stamps: number } {
-    return { ...this.local.usage(), stamps: this.seen.size }
+  usage(): CacheUsage & { stamps: number; resyncs: number } {
+    return { ...this.local.usage(), stamps: this.seen.size, resyncs: this.feed?.resyncs ?? 0 }
   }
 }

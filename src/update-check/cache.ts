@@ -24,6 +24,8 @@ export type UpdateCheckAnswer = {
   /** The Packs-Signature header for `body`, and the key that made it: signed on first send, again after a rotation. */
   signature?: string
   signedBy?: string
+  /** The body's length in bytes, computed on first use by the fast path (./fast-path.ts). */
+  length?: number
 } | null
 
 export interface UpdateCheckCacheLimits {
@@ -83,11 +85,17 @@ export interface UpdateCheckCache {
   /**
    * Only when shared: call before `get`, so an answer cached before another
    * instance changed the pack is dropped. Absent in-process, so the
-   * single-instance path stays synchronous.
+   * single-instance path stays synchronous; and with Redis it answers
+   * undefined (nothing to wait for) while invalidations arrive by themselves.
    */
-  readonly revalidate?: (packKey: string) => Promise<void>
+  readonly revalidate?: (packKey: string) => Promise<void> | undefined
   /** `revalidate` for many packs in one round trip (the batch update-check). */
-  readonly revalidateMany?: (packKeys: readonly string[]) => Promise<void>
+  readonly revalidateMany?: (packKeys: readonly string[]) => Promise<void> | undefined
+  /**
+   * With `revalidate`: true while every change made through another instance is known to reach this one
+   * without asking (src/shared-state/redis-update-check-cache.ts), so a cached answer may be sent as it is.
+   */
+  currentWithoutAsking?(): boolean
   usage(): CacheUsage
   /** The bounds in force: DEFAULT_LIMITS unless the app was built with others (BuildOptions.updateCheckLimits). */
   readonly limits: Readonly<UpdateCheckCacheLimits>
@@ -214,6 +222,20 @@ export class MemoryUpdateCheckCache implements UpdateCheckCache {
       this.forgottenChanges = at
     }
     this.drop(packKey)
+  }
+
+  /**
+   * Drops every answer, and makes every lookup that read the database before
+   * now too old to be stored: for when changes may have been missed (Redis's
+   * invalidation feed was down, src/shared-state/redis-update-check-cache.ts).
+   */
+  invalidateAll(): void {
+    this.generation += 1
+    this.changes.clear()
+    this.forgottenChanges = this.generation
+    this.found.clear()
+    this.missing.clear()
+    this.bytes = 0
   }
 
   usage(): CacheUsage {

@@ -43,8 +43,9 @@ export async function updateCheck(
   const key = packKey(lowerNamespace, lowerPackId)
   const variant = variantOf(game)
   const cache = deps.updateCheckCache
-  // With REDIS_URL: one small read, so a publish through another instance is seen at once.
-  if (cache.revalidate !== undefined) await cache.revalidate(key)
+  // With REDIS_URL: nothing while invalidations arrive by themselves; else one small read.
+  const asking = cache.revalidate?.(key)
+  if (asking !== undefined) await asking
   let answer = cache.get(key, origin, variant)
   if (answer === undefined) {
     const generation = cache.currentGeneration()
@@ -111,7 +112,8 @@ export async function answersFor(
   const variant = variantOf(game)
   const cache = deps.updateCheckCache
   const unique = [...new Set(keys)]
-  if (cache.revalidateMany !== undefined) await cache.revalidateMany(unique)
+  const asking = cache.revalidateMany?.(unique)
+  if (asking !== undefined) await asking
   const answers = new Map<string, UpdateCheckAnswer>()
   const misses: PackKey[] = []
   for (const key of unique) {

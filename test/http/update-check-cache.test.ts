@@ -228,7 +228,9 @@ describe('with REDIS_URL', { skip: redisSkip }, () => {
     const { limits } = site.app.updateCheckCache
     assert.ok(usage.missing <= limits.maxMissing && usage.stamps <= limits.maxStamps, JSON.stringify(usage))
     assert.equal(invented, 2000)
-    assert.deepEqual([usage.missing, usage.stamps], [500, 500], 'both bounds were reached')
+    // While the invalidation feed is live no stamp is read, so only the "not found" bound is reached here; the
+    // stamps' bound (the path when the feed is down) is reached by the cache without a feed, below.
+    assert.equal(usage.missing, 500, 'the bound was reached')
   })
 
   describe('RedisUpdateCheckCache itself, under a flood of invented ids', () => {

@@ -1,0 +1,118 @@
+// The update-check's fast path. Every player's game asks on every start, so
+// this one request decides what the site costs. Through Fastify it runs nine
+// hooks (security headers, host, timeouts, auth, text input, CSRF, metrics,
+// access log, cookies), schema validation and the reply's machinery: about
+// four times the work of the bare node:http server it is measured against.
+//
+// This answers the common case before Fastify sees the request, with exactly
+// the bytes and headers the route would send: a GET of
+// /api/packs/{namespace}/{pack_id}/latest, no query, no body, no cookie or
+// Authorization, the right X-Master-Password for a client the failure limit
+// does not block, a cached answer that is current. Anything else (a wrong or
+// unverified password, a miss, a variant, HEAD, a percent-escape, behind a
+// proxy without PACKS_BASE_URL, Redis not confirmed current) returns false and
+// Fastify handles the request as always. It records the request in the
+// statistics and the access log as the route would.
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { performance } from 'node:perf_hooks'
+import type { Config } from '../config/index.js'
+import type { Gate } from '../accounts/gate.js'
+import type { AttemptLimiter } from '../accounts/limiter.js'
+import { clientKey } from '../accounts/addresses.js'
+import { SIGNATURE_HEADER } from '../api/signing.js'
+import { noneMatch } from '../http/conditional.js'
+import { isValidHost } from '../http/host.js'
+import { formatAccessLine, type LineSink } from '../http/access-log.js'
+import type { Signer } from '../signing/service.js'
+import type { RouteMetrics } from '../stats/metrics.js'
+import { packKey, type UpdateCheckCache } from './cache.js'
+
+const PREFIX = '/api/packs/'
+const SUFFIX = '/latest'
+/** The route's key in the statistics, as the 'auth' plugin names it for Fastify's requests. */
+const ROUTE_KEY = `GET ${PREFIX}:namespace/:pack_id${SUFFIX}`
+const JSON_TYPE = 'application/json; charset=utf-8'
+
+export interface FastPathDeps {
+  config: Config
+  gate: Gate
+  limiter: AttemptLimiter
+  cache: UpdateCheckCache
+  signing: Signer
+  metrics: RouteMetrics
+  /** The headers every response carries (src/app.ts). */
+  securityHeaders: Readonly<Record<string, string>>
+  /** The access log's sink, when the access log is on. */
+  accessLog: LineSink | undefined
+}
+
+/** A request handler that answers and returns true, or returns false having written nothing; `served` counts the first. */
+export type FastPath = ((request: IncomingMessage, response: ServerResponse) => boolean) & { readonly served: () => number }
+
+export function createUpdateCheckFastPath(deps: FastPathDeps): FastPath {
+  const { config, gate, limiter, cache, signing, metrics, securityHeaders, accessLog } = deps
+  // Behind a trusted proxy the origin comes from its headers, which only Fastify's trust rules may read.
+  const fixedOrigin = config.baseUrl
+  if (fixedOrigin === null && config.trustProxy !== false) return Object.assign(() => false, { served: () => 0 })
+  // The security headers but cache-control, which the update-check sets itself.
+  const staticHeaders = Object.entries(securityHeaders).filter(([name]) => name !== 'cache-control').flat()
+  let served = 0
+
+  const fastPath = (request: IncomingMessage, response: ServerResponse): boolean => {
+    if (request.method !== 'GET') return false
+    const url = request.url!
+    // No query (a variant, or anything unusual) and no trailing slash: those go through Fastify.
+    if (!url.startsWith(PREFIX) || !url.endsWith(SUFFIX)) return false
+    const headers = request.headers
+    const password = headers['x-master-password']
+    if (typeof password !== 'string' || headers.authorization !== undefined || headers.cookie !== undefined) return false
+    if (headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined) return false
+    const start = performance.now()
+    const names = url.slice(PREFIX.length, url.length - SUFFIX.length)
+    const slash = names.indexOf('/')
+    // Exactly two segments, no percent-escape (Fastify decodes those; a cached key never has one).
+    if (slash <= 0 || slash === names.length - 1 || names.indexOf('/', slash + 1) !== -1 || names.includes('%')) return false
+    let origin = fixedOrigin
+    if (origin === null) {
+      const host = headers.host
+      if (host === undefined || !isValidHost(host)) return false
+      // The server speaks plain HTTP (TLS ends at a proxy, which is what PACKS_BASE_URL or PACKS_TRUST_PROXY is for).
+      origin = `http://${host}`
+    }
+    if (gate.verifyPasswordSync(password) !== true) return false
+    const ip = request.socket.remoteAddress
+    // A client blocked for failed attempts gets 429 even with the right password: Fastify says so.
+    if (limiter.blockedNow?.(clientKey(ip)) !== 0) return false
+    const key = packKey(names.slice(0, slash).toLowerCase(), names.slice(slash + 1).toLowerCase())
+    // With Redis, only while invalidations are known to arrive (src/shared-state/redis-update-check-cache.ts).
+    if (cache.revalidate !== undefined && cache.currentWithoutAsking?.() !== true) return false
+    const answer = cache.get(key, origin)
+    if (answer == null || answer.noVersion) return false
+
+    let status: number
+    // Flat [name, value, ...] lists: writeHead takes them as they are, with no object to build per request.
+    if (noneMatch(headers['if-none-match'], answer.etag)) {
+      status = 304
+      // No content, so no Content-Length (as the route: a 304 has no body).
+      response.writeHead(304, [...staticHeaders, 'etag', answer.etag, 'cache-control', 'no-cache'])
+      response.end()
+    } else {
+      status = 200
+      response.writeHead(200, [
+        ...staticHeaders,
+        'etag', answer.etag,
+        'cache-control', 'no-cache',
+        SIGNATURE_HEADER, signing.headerFor(answer),
+        'content-type', JSON_TYPE,
+        'content-length', String(answer.length ?? (answer.length = Buffer.byteLength(answer.body))),
+      ])
+      response.end(answer.body)
+    }
+    const ms = performance.now() - start
+    metrics.record(ROUTE_KEY, ms, status)
+    served++
+    accessLog?.write(formatAccessLine(`req-f${served.toString(36)}`, 'GET', url, status, ms, ip, Date.now()))
+    return true
+  }
+  return Object.assign(fastPath, { served: () => served })
+}
