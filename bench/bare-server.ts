@@ -12,9 +12,16 @@ if (body.length === 0) {
   process.exit(1)
 }
 
+// BENCH_NOT_MODIFIED=1: the baseline of the conditional update-check, a 304 with no body.
+const notModified = process.env.BENCH_NOT_MODIFIED === '1'
+
 const server = http.createServer((request, response) => {
   // Drain whatever the client sent, as any real server must.
   request.resume()
+  if (notModified) {
+    response.writeHead(304, { etag: '"bench"' })
+    return response.end()
+  }
   response.writeHead(200, { 'content-type': contentType, 'content-length': body.length })
   response.end(body)
 })

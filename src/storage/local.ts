@@ -7,6 +7,9 @@ import type { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { ConfigError } from '../config/index.js'
 import { StorageUnavailable } from '../errors.js'
+
+/** Bytes per read of a stored file being served. */
+const READ_CHUNK = 1024 * 1024
 import type { ByteRange, FileStore, StoredObject, UnfinishedWrite } from './types.js'
 
 const SAFE_KEY = /^[A-Za-z0-9][A-Za-z0-9._-]*$/
@@ -102,7 +105,9 @@ export class LocalFileStore implements FileStore {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw error
       throw new StorageUnavailable(error)
     }
-    return handle.createReadStream(range ? { start: range.start, end: range.end } : {})
+    // 1 MiB reads (Node's default is 64 KiB): a 100 MiB download takes 100 reads and socket writes, not 1,600.
+    // Memory stays bounded by backpressure: at most about one chunk waits per download.
+    return handle.createReadStream({ highWaterMark: READ_CHUNK, ...(range ? { start: range.start, end: range.end } : {}) })
   }
 
   async delete(key: string): Promise<void> {

@@ -52,6 +52,11 @@ export interface StartOptions {
   dataDir?: string
   /** How long to wait for GET /healthz to answer 200 (a bound for a machine under load, not a wait). */
   timeoutMs?: number
+  /**
+   * Standard output goes to this file, as a service manager would send it, instead of into this process's
+   * memory: for the benchmark, whose servers write an access-log line per request. stdout() reads the file.
+   */
+  stdoutFile?: string
 }
 
 // Variables the server reads (CONTRACT §1): a developer's or CI's own settings
@@ -154,15 +159,22 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     ...TEST_VARIABLES,
     ...options.env,
   })
-  const child = spawn(process.execPath, startCommand(), { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const outFd = options.stdoutFile === undefined ? undefined : fs.openSync(options.stdoutFile, 'a')
+  const child = spawn(process.execPath, startCommand(), { cwd: ROOT, env, stdio: ['ignore', outFd ?? 'pipe', 'pipe'] })
+  if (outFd !== undefined) fs.closeSync(outFd)
   const exited = track(child)
-  let out = ''
+  let piped = ''
+  const readOut = () => (options.stdoutFile === undefined ? piped : fs.readFileSync(options.stdoutFile, 'utf8'))
   let err = ''
   const outputWaiters = new Set<() => void>()
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-    out += chunk
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    piped += chunk
     for (const check of outputWaiters) check()
   })
+  // A file gives no events: its waiters look again on a timer.
+  const poller = options.stdoutFile === undefined ? undefined : setInterval(() => { for (const check of outputWaiters) check() }, 50)
+  poller?.unref()
+  void exited.then(() => clearInterval(poller))
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => { err += chunk })
   const waitForStdout = (pattern: RegExp, timeoutMs = 10_000) => new Promise<RegExpExecArray>((resolve, reject) => {
     const finish = (error: Error | null, match?: RegExpExecArray) => {
@@ -172,14 +184,14 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       else resolve(match!)
     }
     const check = () => {
-      const match = pattern.exec(out)
+      const match = pattern.exec(readOut())
       if (match) finish(null, match)
     }
-    const timer = setTimeout(() => finish(new Error(`stdout did not match ${pattern} within ${timeoutMs} ms; stdout:\n${out}\nstderr:\n${err}`)), timeoutMs)
+    const timer = setTimeout(() => finish(new Error(`stdout did not match ${pattern} within ${timeoutMs} ms; stdout:\n${readOut()}\nstderr:\n${err}`)), timeoutMs)
     outputWaiters.add(check)
     void exited.then(() => {
       check()
-      finish(new Error(`the server exited before stdout matched ${pattern}; stdout:\n${out}\nstderr:\n${err}`))
+      finish(new Error(`the server exited before stdout matched ${pattern}; stdout:\n${readOut()}\nstderr:\n${err}`))
     })
     check()
   })
@@ -193,7 +205,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   while (true) {
     if (exitInfo) {
       const info: ExitInfo = exitInfo
-      throw new Error(`server exited during start-up (code ${info.code}, signal ${info.signal}); stderr:\n${err}\nstdout:\n${out}`)
+      throw new Error(`server exited during start-up (code ${info.code}, signal ${info.signal}); stderr:\n${err}\nstdout:\n${readOut()}`)
     }
     try {
       const res = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1000) })
@@ -205,7 +217,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     if (Date.now() > deadline) {
       child.kill('SIGKILL')
       await exited
-      throw new Error(`server did not answer GET /healthz within ${timeoutMs} ms; stderr:\n${err}\nstdout:\n${out}`)
+      throw new Error(`server did not answer GET /healthz within ${timeoutMs} ms; stderr:\n${err}\nstdout:\n${readOut()}`)
     }
     await sleep(100)
   }
@@ -216,7 +228,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     dataDir,
     env,
     child,
-    stdout: () => out,
+    stdout: readOut,
     stderr: () => err,
     waitForStdout,
     exited,

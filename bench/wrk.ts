@@ -1,0 +1,65 @@
+// wrk, the load generator of the benchmark's request-rate figures: a C
+// program on one thread, so it takes less of the 2-core machine from the
+// servers it measures than a Node.js client would. Installed from Debian
+// (`apt-get install wrk`). One run: requests per second, p50 and p99 (wrk's
+// own latency percentiles, microsecond resolution) and every non-2xx/3xx
+// answer or socket error, which make the run a failure.
+import { spawn } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+
+export interface WrkFigures {
+  requestsPerSecond: number
+  p50Ms: number
+  p99Ms: number
+  requests: number
+}
+
+export interface WrkOptions {
+  connections: number
+  seconds: number
+  headers?: Record<string, string>
+  /** A POST with this body (through a Lua script, wrk's way). */
+  body?: string
+}
+
+export function wrkInstalled(): boolean {
+  return (process.env.PATH ?? '').split(':').some((dir) => fs.existsSync(path.join(dir, 'wrk')))
+}
+
+function toMs(value: string): number {
+  const match = /^([\d.]+)(us|ms|s)$/.exec(value)
+  if (!match) return Number.NaN
+  const n = Number(match[1])
+  return match[2] === 'us' ? n / 1000 : match[2] === 's' ? n * 1000 : n
+}
+
+export async function wrk(url: string, options: WrkOptions): Promise<WrkFigures> {
+  const args = ['-t1', `-c${options.connections}`, `-d${options.seconds}s`, '--latency']
+  for (const [name, value] of Object.entries(options.headers ?? {})) args.push('-H', `${name}: ${value}`)
+  let script: string | undefined
+  if (options.body !== undefined) {
+    script = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'packs-wrk-')), 'post.lua')
+    fs.writeFileSync(script, `wrk.method = "POST"\nwrk.body = ${JSON.stringify(options.body)}\nwrk.headers["Content-Type"] = "application/json"\n`)
+    args.push('-s', script)
+  }
+  args.push(url)
+  const output = await new Promise<string>((resolve, reject) => {
+    const child = spawn('wrk', args, { stdio: ['ignore', 'pipe', 'pipe'] })
+    let out = ''
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => { out += chunk })
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => { out += chunk })
+    child.once('error', reject)
+    child.once('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`wrk exited with ${code}: ${out}`))))
+  })
+  if (script) fs.rmSync(path.dirname(script), { recursive: true, force: true })
+  const problems = [/Non-2xx or 3xx responses: (\d+)/.exec(output)?.[0], /Socket errors: .*/.exec(output)?.[0]].filter(Boolean)
+  if (problems.length > 0) throw new Error(`wrk against ${url}: ${problems.join('; ')}\n${output}`)
+  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(output)?.[1])
+  const requests = Number(/(\d+) requests in/.exec(output)?.[1])
+  const p50 = toMs(/^\s+50%\s+(\S+)/m.exec(output)?.[1] ?? '')
+  const p99 = toMs(/^\s+99%\s+(\S+)/m.exec(output)?.[1] ?? '')
+  if (![rps, requests, p50, p99].every(Number.isFinite)) throw new Error(`could not read wrk's output:\n${output}`)
+  return { requestsPerSecond: rps, p50Ms: p50, p99Ms: p99, requests }
+}
