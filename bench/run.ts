@@ -15,13 +15,16 @@
 //     the same server (packs answered per second both ways). No target: figures.
 //  e) What REDIS_URL costs the update-check: one worker with it against one
 //     without (target >= 0.8).
+//  f) Downloads: a 100 MiB archive, against nginx (Debian's, one worker) serving
+//     the same file from the same disk with sendfile on and off (target >= 0.9
+//     x the faster), and a Range request.
 //
 // Exits non-zero only when something fails (a non-2xx/3xx, a wrong byte, a crash);
 // a missed target is printed as "TARGET MISSED". Figures go to .tmp/bench-results.json.
 //
 // Knobs (environment): BENCH_DURATION seconds per run (8), BENCH_ROUNDS (3),
 // BENCH_CONNECTIONS (50), BENCH_WARMUP seconds (2), BENCH_UPLOAD_MIB (400),
-// BENCH_ONLY (a comma list of update-check, upload, workers, batch, redis).
+// BENCH_ONLY (a comma list of update-check, upload, workers, batch, redis, download).
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createHash, randomUUID } from 'node:crypto'
 import fs from 'node:fs'
@@ -29,7 +32,7 @@ import os from 'node:os'
 import path from 'node:path'
 import autocannon from 'autocannon'
 import { datapack } from '../test/helpers/fixtures.js'
-import { ROOT, cliOk, lastLine, startServer, type RunningServer } from '../test/helpers/server.js'
+import { ROOT, cliOk, freePort, lastLine, startServer, type RunningServer } from '../test/helpers/server.js'
 import { MiB, readMemory, resetPeak, sampleRss } from './procfs.js'
 import { redisSkip, startRedis } from '../test/helpers/redis.js'
 import { bigZip, streamUpload } from './stream-upload.js'
@@ -457,6 +460,103 @@ async function batchCheck() {
   }
 }
 
+const DOWNLOAD_BYTES = 100 * MiB
+const DOWNLOAD_TARGET = 0.9
+
+/** The largest file under `dir`: the stored archive (the store keeps files under two-character folders). */
+function largestFile(dir: string): string {
+  let best = { path: '', size: -1 }
+  for (const entry of fs.readdirSync(dir, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue
+    const full = path.join(entry.parentPath, entry.name)
+    const size = fs.statSync(full).size
+    if (size > best.size) best = { path: full, size }
+  }
+  return best.path
+}
+
+/** nginx from Debian on a free port with a throwaway config serving one file at /file; one worker, as Packs has one process. */
+async function startNginx(file: string, sendfile: boolean): Promise<{ url: string; child: ChildProcess; prefix: string }> {
+  const prefix = fs.mkdtempSync(path.join(os.tmpdir(), 'packs-bench-nginx-'))
+  const port = await freePort()
+  fs.writeFileSync(path.join(prefix, 'nginx.conf'), `
+user root;
+worker_processes 1;
+daemon off;
+error_log ${prefix}/error.log;
+pid ${prefix}/nginx.pid;
+events { worker_connections 256; }
+http {
+  access_log off;
+  sendfile ${sendfile ? 'on' : 'off'};
+  tcp_nopush on;
+  client_body_temp_path ${prefix}/body;
+  proxy_temp_path ${prefix}/proxy;
+  fastcgi_temp_path ${prefix}/fastcgi;
+  uwsgi_temp_path ${prefix}/uwsgi;
+  scgi_temp_path ${prefix}/scgi;
+  server {
+    listen 127.0.0.1:${port};
+    location = /file { alias ${file}; default_type application/octet-stream; }
+  }
+}
+`)
+  const child = spawn('nginx', ['-p', prefix, '-c', path.join(prefix, 'nginx.conf')], { stdio: ['ignore', 'ignore', 'pipe'] })
+  children.push(child)
+  const url = `http://127.0.0.1:${port}`
+  for (let i = 0; i < 100; i++) {
+    try {
+      if ((await fetch(`${url}/file`, { method: 'HEAD' })).status === 200) return { url, child, prefix }
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  throw new BenchFailure(`nginx did not start: ${fs.readFileSync(path.join(prefix, 'error.log'), 'utf8').slice(0, 500)}`)
+}
+
+/**
+ * f) Downloads: one 100 MiB version archive through the file API
+ * (download=1, counted), against nginx serving the same file from the same
+ * disk with sendfile on and off, 4 connections each; and a Range request for
+ * its second half. Target: >= 0.9 x the faster nginx.
+ */
+async function downloadThroughput() {
+  log('\n== f) downloads: a 100 MiB archive, Packs (no settings) against nginx with sendfile on and off, wrk 4 connections ==')
+  const { server, gate } = await startDefault()
+  const headers = await seedUser(server, 'bench', gate)
+  const upload = await streamUpload({ url: `${server.url}/api/uploads/`, headers, fields: { kind: 'version' }, filename: 'download-bench.zip', file: bigZip(DOWNLOAD_BYTES) })
+  if (upload.status !== 200) throw new BenchFailure(`upload: expected 200, got ${upload.status}: ${upload.body.slice(0, 300)}`)
+  const fileUrl = new URL((JSON.parse(upload.body) as { url: string }).url, server.url)
+  const stored = largestFile(path.join(server.dataDir, 'files'))
+  if (fs.statSync(stored).size !== upload.fileBytes) throw new BenchFailure(`the stored file is not the upload: ${stored}`)
+  const withSendfile = await startNginx(stored, true)
+  const copying = await startNginx(stored, false)
+  const half = Math.floor(upload.fileBytes / 2)
+  const { medians, runs } = await alternate({
+    packs: { url: `${fileUrl.href}?download=1`, headers: gate },
+    'packs range': { url: `${fileUrl.href}?download=1`, headers: { ...gate, range: `bytes=${half}-` } },
+    'nginx sendfile': { url: `${withSendfile.url}/file` },
+    'nginx copying': { url: `${copying.url}/file` },
+  }, 4)
+  for (const nginx of [withSendfile, copying]) {
+    nginx.child.kill('SIGTERM')
+    fs.rmSync(nginx.prefix, { recursive: true, force: true })
+  }
+  await stop(server)
+  const mibps = (figures: RunFigures, bytes: number) => (figures.requestsPerSecond * bytes) / MiB
+  const result = {
+    bytes: upload.fileBytes,
+    packs: mibps(medians.packs, upload.fileBytes),
+    packsRange: mibps(medians['packs range'], upload.fileBytes - half),
+    nginxSendfile: mibps(medians['nginx sendfile'], upload.fileBytes),
+    nginxCopying: mibps(medians['nginx copying'], upload.fileBytes),
+    runs,
+  }
+  const ratio = result.packs / Math.max(result.nginxSendfile, result.nginxCopying)
+  return { ...result, ratio, target: DOWNLOAD_TARGET, met: ratio >= DOWNLOAD_TARGET }
+}
+
 function verdict(met: boolean): string {
   return met ? 'ok' : 'TARGET MISSED'
 }
@@ -486,6 +586,7 @@ async function main(): Promise<void> {
   const workers = want('workers') ? await workerScaling() : undefined
   const batch = want('batch') ? await batchCheck() : undefined
   const redisCost = want('redis') ? await redisTax() : undefined
+  const download = want('download') ? await downloadThroughput() : undefined
 
   const f = (n: number, digits = 0) => n.toFixed(digits).padStart(9)
   log('\n== summary ==')
@@ -527,14 +628,22 @@ async function main(): Promise<void> {
     log(`  ratio ${redisCost.ratio.toFixed(2)} (target >= 0.8): ${verdict(redisCost.met)}`)
   }
 
+  if (download) {
+    log(`download of a ${(download.bytes / MiB).toFixed(0)} MiB archive, 4 connections, MiB/s:`)
+    log(`  packs           ${f(download.packs)}   (a Range for the second half: ${download.packsRange.toFixed(0)} MiB/s)`)
+    log(`  nginx sendfile  ${f(download.nginxSendfile)}`)
+    log(`  nginx copying   ${f(download.nginxCopying)}`)
+    log(`  ratio to the faster nginx ${download.ratio.toFixed(2)} (target >= ${DOWNLOAD_TARGET}): ${verdict(download.met)}`)
+  }
+
   const loadAverage = { before: loadBefore, after: os.loadavg()[0]! }
   log(`machine 1-min load average: ${loadAverage.before.toFixed(2)} before, ${loadAverage.after.toFixed(2)} after (the benchmark itself adds about 2)`)
-  const results = { generatedAt: new Date().toISOString(), totalSeconds: (Date.now() - started) / 1000, environment, loadAverage, throughput, upload, workers, batch, redis: redisCost }
+  const results = { generatedAt: new Date().toISOString(), totalSeconds: (Date.now() - started) / 1000, environment, loadAverage, throughput, upload, workers, batch, redis: redisCost, download }
   const out = path.join(ROOT, '.tmp', 'bench-results.json')
   fs.mkdirSync(path.dirname(out), { recursive: true })
   fs.writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`)
   log(`\nfigures written to ${path.relative(process.cwd(), out) || out} (${results.totalSeconds.toFixed(0)} s in all)`)
-  if ((throughput && (!throughput.met || !throughput.met304)) || (upload && !upload.met) || (redisCost && !redisCost.met)) log('TARGET MISSED (see above); this is reported, not a failure')
+  if ((throughput && (!throughput.met || !throughput.met304)) || (upload && !upload.met) || (redisCost && !redisCost.met) || (download && !download.met)) log('TARGET MISSED (see above); this is reported, not a failure')
 }
 
 main().then(
