@@ -1,9 +1,11 @@
 // Where the server's log lines go (pino's destination and the access log's):
 // standard output, written in batches. Lines are gathered in memory and
-// written with one system call, off the event loop, once BATCH_BYTES have
-// gathered or FLUSH_MS have passed, whatever comes first, one write at a
-// time, so lines never interleave. What is left is written synchronously when
-// the process exits.
+// written off the event loop once BATCH_BYTES have gathered or FLUSH_MS have
+// passed, whatever comes first, one write at a time. Each write holds whole
+// lines and at most PIPE_BUF (4096) bytes, which a pipe or an O_APPEND file
+// takes in one piece: with several workers (WEB_CONCURRENCY) on one stdout,
+// their lines never cut into each other. What is left is written
+// synchronously when the process exits.
 //
 // Not pino's own destination (SonicBoom): it appends each line to one growing
 // string and measures it, so a batch costs time quadratic in its size; with
@@ -21,6 +23,9 @@ export interface LogSinkOptions {
   maxBacklogBytes?: number
 }
 
+/** The most a pipe takes atomically (POSIX PIPE_BUF on Linux). */
+const ATOMIC_WRITE = 4096
+
 export class LogSink {
   private readonly fd: number
   private readonly batchBytes: number
@@ -32,6 +37,8 @@ export class LogSink {
   private readonly queue: string[] = []
   private queued = 0
   private writing = false
+  /** The batch being written and where its piece in flight starts: what an exit still owes. */
+  private current: { batch: string; from: number } | undefined
   private timer: NodeJS.Timeout | undefined
   /** Lines dropped because the backlog was full; reported in the next batch. */
   dropped = 0
@@ -86,23 +93,43 @@ export class LogSink {
   private next(): void {
     if (this.writing || this.queue.length === 0) return
     this.writing = true
-    const buffer = Buffer.from(this.queue.join(''), 'utf8')
+    const batch = this.queue.join('')
     this.queue.length = 0
     this.queued = 0
-    this.send(buffer, 0)
+    this.sendPieces(batch, 0)
   }
 
-  private send(buffer: Buffer, offset: number): void {
+  /** Writes `batch` from character `from` on, one piece of whole lines (at most ATOMIC_WRITE bytes) at a time. */
+  private sendPieces(batch: string, from: number): void {
+    if (from >= batch.length) {
+      this.current = undefined
+      this.writing = false
+      return this.next()
+    }
+    this.current = { batch, from }
+    let end = from
+    let bytes = 0
+    while (end < batch.length) {
+      const lineEnd = batch.indexOf('\n', end)
+      const next = lineEnd === -1 ? batch.length : lineEnd + 1
+      const lineBytes = Buffer.byteLength(batch.slice(end, next))
+      // A line longer than a piece goes alone; it cannot be atomic anyway.
+      if (bytes > 0 && bytes + lineBytes > ATOMIC_WRITE) break
+      bytes += lineBytes
+      end = next
+    }
+    this.send(Buffer.from(batch.slice(from, end), 'utf8'), 0, () => this.sendPieces(batch, end))
+  }
+
+  private send(buffer: Buffer, offset: number, done: () => void): void {
     fs.write(this.fd, buffer, offset, buffer.length - offset, null, (error, written) => {
       if (error) {
-        // Standard output as a non-blocking pipe that is full: try again shortly. Anything else: the lines are lost.
-        if ((error as NodeJS.ErrnoException).code === 'EAGAIN') return void setTimeout(() => this.send(buffer, offset), 10).unref()
-        this.writing = false
-        return this.next()
+        // Standard output as a non-blocking pipe that is full: try again shortly. Anything else: the piece is lost.
+        if ((error as NodeJS.ErrnoException).code === 'EAGAIN') return void setTimeout(() => this.send(buffer, offset, done), 10).unref()
+        return done()
       }
-      if (offset + written < buffer.length) return this.send(buffer, offset + written)
-      this.writing = false
-      this.next()
+      if (offset + written < buffer.length) return this.send(buffer, offset + written, done)
+      done()
     })
   }
 
@@ -110,8 +137,10 @@ export class LogSink {
   flushSync(): void {
     if (this.timer !== undefined) clearTimeout(this.timer)
     this.timer = undefined
-    // A write still in flight finishes on its own thread; what is queued after it goes now.
-    const rest = this.queue.join('') + this.lines.join('')
+    // The piece in flight may or may not be written before the process ends: written again from its start
+    // (a line twice rather than a line lost), then everything after it.
+    const rest = (this.current ? this.current.batch.slice(this.current.from) : '') + this.queue.join('') + this.lines.join('')
+    this.current = undefined
     this.queue.length = 0
     this.lines = []
     this.pending = 0

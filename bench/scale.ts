@@ -1,0 +1,204 @@
+// `npm run bench:scale`: Packs at the size of a real site (issue 12, item 4).
+// Seeds, directly through the repositories (the bulk insert that `packs
+// import` uses), 1,000,000 users, 100,000 packs with 300,000 versions (and
+// their file rows), 10,000 tags in 200 categories and 3 tags a pack, into a
+// fresh data directory (SQLite; PostgreSQL when DATABASE_URL is set). Then
+// starts the server on it exactly as `npm start` does (no settings), times
+// the cold start to the first answered /healthz, and measures p50/p99 at 50
+// connections with wrk for the requests the issue lists.
+//
+// Knobs: SCALE (1 = the full size; 0.1 for a tenth), BENCH_DURATION (s per
+// request, 5), SCALE_KEEP=1 keeps the data directory (its path is printed),
+// SCALE_DATA=<that path> measures a kept one again without seeding.
+import { randomUUID } from 'node:crypto'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { migrateToLatest, openDatabase } from '../src/db/index.js'
+import { newShortId } from '../src/db/short-ids.js'
+import { insertRows, type Table } from '../src/maintenance/transfer-repository.js'
+import { PasswordHasher } from '../src/accounts/passwords.js'
+import { cliOk, lastLine, startServer, type RunningServer } from '../test/helpers/server.js'
+import { wrk } from './wrk.js'
+
+const SCALE = Number(process.env.SCALE ?? '1')
+const DURATION = Number(process.env.BENCH_DURATION ?? '5')
+const USERS = Math.round(1_000_000 * SCALE)
+const PACKS = Math.round(100_000 * SCALE)
+const VERSIONS_PER_PACK = 3
+const CATEGORIES = 200
+const TAGS_PER_CATEGORY = 50
+const TAGS_PER_PACK = 3
+/** Rows handed to insertRows at a time (it writes 200 per statement), inside one transaction. */
+const CHUNK = 20_000
+
+const log = (line: string) => process.stdout.write(`${line}\n`)
+
+// Words for names that autocomplete and search can find by their letters.
+const SYLLABLES = ['ka', 'lo', 'mi', 'ra', 'sen', 'tor', 'vi', 'el', 'dra', 'gon', 'sto', 'ne', 'ash', 'wood', 'sky', 'mar', 'lu', 'ni', 'qua', 'zed']
+function word(n: number): string {
+  let out = ''
+  let x = n
+  do {
+    out += SYLLABLES[x % SYLLABLES.length]
+    x = Math.floor(x / SYLLABLES.length)
+  } while (x > 0)
+  return out
+}
+
+/** The packs' paths as seed() names them (deterministic), for a kept data directory. */
+function packPathsOf(): string[] {
+  return Array.from({ length: PACKS }, (_, i) => {
+    const owner = (i * 7919) % USERS
+    return `${`${word(owner)}${owner}`.toLowerCase()}/${word(i + 3)}-${i}`
+  })
+}
+
+async function seed(dataDir: string, databaseUrl: string): Promise<{ seconds: number; bytes: number; packPaths: string[] }> {
+  const started = Date.now()
+  const db = await openDatabase(databaseUrl)
+  await migrateToLatest(db)
+  const now = new Date().toISOString()
+  // One real scrypt hash, shared: the bench signs nobody in with them.
+  const passwordHash = await new PasswordHasher(1024).hash('scale-password-0123')
+  const bulk = async <T extends Table>(table: T, count: number, row: (i: number) => Record<string, unknown>) => {
+    for (let from = 0; from < count; from += CHUNK) {
+      const rows = Array.from({ length: Math.min(CHUNK, count - from) }, (_, k) => row(from + k))
+      await db.transaction().execute((trx) => insertRows(trx, table, rows as never))
+    }
+    log(`  ${table}: ${count.toLocaleString('en')} rows (${((Date.now() - started) / 1000).toFixed(0)} s)`)
+  }
+
+  const userIds: string[] = []
+  const usernames: string[] = []
+  await bulk('users', USERS, (i) => {
+    const username = `${word(i)}${i}`
+    userIds.push(randomUUID())
+    usernames.push(username)
+    return { id: userIds[i], username, username_lower: username.toLowerCase(), password_hash: passwordHash, is_staff: 0, created_at: now, disabled_at: null }
+  })
+  const categoryIds = Array.from({ length: CATEGORIES }, () => randomUUID())
+  await bulk('categories', CATEGORIES, (i) => ({ id: categoryIds[i], key: `c${i}`, name: `Category ${word(i)}`, name_lower: `category ${word(i)}`, color: '#336699' }))
+  const tagIds: string[] = []
+  await bulk('tags', CATEGORIES * TAGS_PER_CATEGORY, (i) => {
+    tagIds.push(randomUUID())
+    const name = `${word(i + 7)}${i}`
+    return { id: tagIds[i], name, name_lower: name.toLowerCase(), category_id: categoryIds[i % CATEGORIES] }
+  })
+  const fileIds: string[] = []
+  await bulk('files', PACKS * VERSIONS_PER_PACK, (i) => {
+    const id = randomUUID()
+    fileIds.push(id)
+    const hex = id.replace(/-/g, '')
+    return {
+      id, storage_key: id, filename: `pack-${i}.zip`, content_type: 'application/zip', size: 10_000 + (i % 5000),
+      sha256: (hex + hex).slice(0, 64), sha1: hex.slice(0, 32) + hex.slice(0, 8), created_at: now,
+      pack_kind: 'data', min_format: 48, min_format_minor: 0, max_format: 57, max_format_minor: null,
+    }
+  })
+  const packIds: string[] = []
+  const packPaths: string[] = []
+  await bulk('packs', PACKS, (i) => {
+    const id = randomUUID()
+    packIds.push(id)
+    const owner = (i * 7919) % USERS
+    const namespace = usernames[owner]!.toLowerCase()
+    const packId = `${word(i + 3)}-${i}`
+    packPaths.push(`${namespace}/${packId}`)
+    const time = new Date(Date.parse(now) - i * 60_000).toISOString()
+    return {
+      id, namespace, pack_id: packId, owner_id: userIds[owner], title: `${word(i + 3)} ${word(i * 13)} Pack`, summary: `A pack about ${word(i)}`,
+      description: `# ${word(i)}\n\nA seeded pack.`, category_id: categoryIds[i % CATEGORIES], thumbnail_file_id: null,
+      created_at: time, updated_at: time, hidden_at: null, revision: 1, downloads: (i * 31) % 10_000, short_id: newShortId(),
+    }
+  })
+  await bulk('pack_tags', PACKS * TAGS_PER_PACK, (i) => {
+    const pack = Math.floor(i / TAGS_PER_PACK)
+    // Skewed: some tags are on many packs, most on few, as on a real site.
+    const tag = (pack * 31 + (i % TAGS_PER_PACK) * 977 + Math.floor(Math.sqrt(pack))) % tagIds.length
+    return { pack_id: packIds[pack], tag_id: tagIds[(tag + (i % TAGS_PER_PACK)) % tagIds.length] }
+  })
+  await bulk('versions', PACKS * VERSIONS_PER_PACK, (i) => {
+    const pack = Math.floor(i / VERSIONS_PER_PACK)
+    const n = i % VERSIONS_PER_PACK
+    return {
+      id: randomUUID(), pack_id: packIds[pack], name: `1.${n}.0`, changelog: `Release ${n}`, pack_format: 48,
+      file_id: fileIds[i], created_at: new Date(Date.parse(now) - pack * 60_000 + n * 1000).toISOString(), yanked_at: null, downloads: n, short_id: newShortId(),
+    }
+  })
+  await db.destroy()
+  const dbFile = path.join(dataDir, 'packs.db')
+  const bytes = databaseUrl.startsWith('sqlite:') ? ['', '-wal', '-shm'].reduce((sum, ext) => sum + (fs.statSync(dbFile + ext, { throwIfNoEntry: false })?.size ?? 0), 0) : Number.NaN
+  return { seconds: (Date.now() - started) / 1000, bytes, packPaths }
+}
+
+async function main(): Promise<void> {
+  const reuse = process.env.SCALE_DATA
+  const dataDir = reuse ?? fs.mkdtempSync(path.join(os.tmpdir(), 'packs-scale-'))
+  const databaseUrl = process.env.DATABASE_URL ?? `sqlite:${path.join(dataDir, 'packs.db')}`
+  log(`Packs at scale ${SCALE}: ${USERS.toLocaleString('en')} users, ${PACKS.toLocaleString('en')} packs, ${(PACKS * VERSIONS_PER_PACK).toLocaleString('en')} versions, ${CATEGORIES * TAGS_PER_CATEGORY} tags in ${CATEGORIES} categories; ${databaseUrl.startsWith('sqlite:') ? 'SQLite' : 'PostgreSQL'}`)
+  const seeded = reuse ? { seconds: Number.NaN, bytes: Number.NaN, packPaths: packPathsOf() } : await seed(dataDir, databaseUrl)
+  if (!reuse) log(`seeded in ${seeded.seconds.toFixed(0)} s; database ${(seeded.bytes / 1024 / 1024).toFixed(0)} MiB`)
+
+  // The gate password is given (a restart reads no generated one), otherwise no setting: as `npm start` runs it.
+  const password = 'scale-site-password'
+  const logFile = path.join(dataDir, 'stdout.log')
+  const env = { LOG_LEVEL: undefined, NODE_ENV: undefined, PACKS_MASTER_PASSWORD: password, PACKS_PASSWORD_HASH_COST: undefined, ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}) }
+  // The first start makes the site's secrets and runs its start-up checks once; a cold start is a restart.
+  if (!reuse) await (await startServer({ dataDir, env, stdoutFile: logFile, timeoutMs: 120_000 })).stop(60_000)
+  // Cold start: from spawning the server to the first answered /healthz (polled every 100 ms).
+  const startedAt = Date.now()
+  const server: RunningServer = await startServer({ dataDir, env, stdoutFile: logFile, timeoutMs: 60_000 })
+  const coldStartMs = Date.now() - startedAt
+  log(`cold start (spawn to the first 200 from /healthz, polled every 100 ms): ${coldStartMs} ms`)
+  try {
+    const gate = { 'x-master-password': password }
+    await cliOk(['user', 'create', 'scalestaff', '--password', 'scale-password-0123', '--staff'], server.env)
+    const token = lastLine((await cliOk(['token', 'create', 'scalestaff', '--name', 'scale'], server.env)).stdout)
+    const staff = { authorization: `Bearer scalestaff ${token}` }
+    const first = Date.now()
+    const stats = await fetch(`${server.url}/api/stats/`, { headers: staff })
+    log(`first statistics snapshot: ${stats.status} in ${Date.now() - first} ms`)
+
+    const pick = (list: string[], i: number) => list[(i * 7919) % list.length]!
+    const requests: Array<[string, string, Record<string, string>]> = [
+      ['tag autocomplete, empty q', '/api/tags/autocomplete/?q=', gate],
+      ['tag autocomplete, one letter', '/api/tags/autocomplete/?q=s', gate],
+      ['tag autocomplete, full name', `/api/tags/autocomplete/?q=${word(7)}0`, gate],
+      ['user autocomplete, one letter', '/api/users/autocomplete/?q=k', gate],
+      ['user autocomplete, three letters', '/api/users/autocomplete/?q=kal', gate],
+      ['update-check, one pack', `/api/packs/${pick(seeded.packPaths, 1)}/latest`, gate],
+      ['pack JSON', `/api/packs/${pick(seeded.packPaths, 2)}/`, gate],
+      ['pack page', `/packs/${pick(seeded.packPaths, 3)}/`, { ...gate, accept: 'text/html' }],
+      ['browse, page 1', '/', { ...gate, accept: 'text/html' }],
+      ['browse, page 1000', '/?page=1000', { ...gate, accept: 'text/html' }],
+      ['browse, title search', `/?q=${word(13)}`, { ...gate, accept: 'text/html' }],
+      ['API list, tag filter', `/api/packs/?tag=${word(7 + 5)}5`, gate],
+    ]
+    log(`\n${'request'.padEnd(34)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)}`)
+    const results: Record<string, unknown> = {}
+    for (const [name, urlPath, headers] of requests) {
+      const probe = await fetch(`${server.url}${urlPath}`, { headers })
+      await probe.arrayBuffer()
+      if (probe.status >= 400) {
+        log(`${name.padEnd(34)} HTTP ${probe.status}`)
+        continue
+      }
+      const figures = await wrk(`${server.url}${urlPath}`, { connections: 50, seconds: DURATION, headers, tolerateTimeouts: true })
+      results[name] = figures
+      const over = figures.timeouts ? `  (${figures.timeouts} took over 2 s)` : ''
+      log(`${name.padEnd(34)} ${figures.requestsPerSecond.toFixed(0).padStart(8)} ${figures.p50Ms.toFixed(2).padStart(8)} ${figures.p99Ms.toFixed(2).padStart(8)}${over}`)
+    }
+    fs.mkdirSync('.tmp', { recursive: true })
+    fs.writeFileSync(path.join('.tmp', 'scale-results.json'), `${JSON.stringify({ scale: SCALE, seeded: { seconds: seeded.seconds, bytes: seeded.bytes }, coldStartMs, results }, null, 2)}\n`)
+  } finally {
+    await server.stop()
+    if (process.env.SCALE_KEEP === '1' || reuse) log(`data kept in ${dataDir}`)
+    else fs.rmSync(dataDir, { recursive: true, force: true })
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`\nSCALE BENCHMARK FAILED: ${error instanceof Error ? error.stack : String(error)}\n`)
+  process.exit(1)
+})

@@ -1,0 +1,68 @@
+// LogSink (src/http/log-sink.ts): the server's log lines, written in batches
+// of whole lines, each write at most 4096 bytes (what a pipe takes in one
+// piece, so workers sharing stdout never cut into each other's lines), in
+// order, and all of them by the time the process exits.
+import { afterEach, test, mock } from 'node:test'
+import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { LogSink } from '../../src/http/log-sink.js'
+import { eventually } from '../helpers/wait.js'
+
+const dirs: string[] = []
+afterEach(() => {
+  mock.restoreAll()
+  for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true })
+})
+
+function tempFile(): { file: string; fd: number } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'packs-log-sink-'))
+  dirs.push(dir)
+  const file = path.join(dir, 'out.log')
+  return { file, fd: fs.openSync(file, 'a') }
+}
+
+test('every line arrives, whole and in order; each write is whole lines of at most 4096 bytes', async () => {
+  const { file, fd } = tempFile()
+  const writes: number[] = []
+  const original = fs.write
+  mock.method(fs, 'write', (...args: unknown[]) => {
+    const [, buffer, offset, length] = args as [number, Buffer, number, number]
+    writes.push(length)
+    assert.equal(buffer.subarray(offset, offset + length).at(-1), 0x0a, 'a write ends with a whole line')
+    return (original as (...a: unknown[]) => void)(...args)
+  })
+  const sink = new LogSink({ fd, batchBytes: 10_000, flushMs: 20 })
+  const lines = Array.from({ length: 2000 }, (_, i) => `{"n":${i},"text":"${'é'.repeat(i % 50)}"}\n`)
+  for (const line of lines) sink.write(line)
+  assert.ok(await eventually(() => fs.readFileSync(file, 'utf8').length >= lines.join('').length), 'everything written')
+  assert.equal(fs.readFileSync(file, 'utf8'), lines.join(''))
+  assert.ok(writes.length > 1 && writes.every((n) => n <= 4096), `writes: ${writes.length}, largest ${Math.max(...writes)}`)
+  fs.closeSync(fd)
+})
+
+test('a quiet server\'s line is written after flushMs; flushSync writes what is left at once', async () => {
+  const { file, fd } = tempFile()
+  const sink = new LogSink({ fd, batchBytes: 1 << 20, flushMs: 30 })
+  sink.write('{"one":1}\n')
+  assert.equal(fs.readFileSync(file, 'utf8'), '', 'not yet: the batch waits')
+  assert.ok(await eventually(() => fs.readFileSync(file, 'utf8') === '{"one":1}\n', 2000))
+  sink.write('{"two":2}\n')
+  sink.flushSync()
+  assert.equal(fs.readFileSync(file, 'utf8'), '{"one":1}\n{"two":2}\n')
+  fs.closeSync(fd)
+})
+
+test('a reader that does not keep up: the backlog is bounded, and the drop is reported', async () => {
+  const { file, fd } = tempFile()
+  const sink = new LogSink({ fd, batchBytes: 1 << 20, flushMs: 10_000, maxBacklogBytes: 1000 })
+  let accepted = 0
+  for (let i = 0; i < 100; i++) if (sink.write(`{"line":${i},"pad":"${'x'.repeat(30)}"}\n`)) accepted++
+  assert.ok(accepted < 100 && sink.dropped === 100 - accepted, `${accepted} accepted, ${sink.dropped} dropped`)
+  sink.flushSync()
+  sink.write('{"after":1}\n')
+  sink.flush()
+  assert.ok(await eventually(() => fs.readFileSync(file, 'utf8').includes('log lines dropped')))
+  fs.closeSync(fd)
+})
