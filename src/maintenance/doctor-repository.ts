@@ -72,28 +72,43 @@ export async function findFileUses(db: Db, fileId: string): Promise<FileUses> {
   }
 }
 
-/** Every reference to a file, as one derived table of file ids (the foreign keys of the initial migration). */
-function fileUses(db: Db) {
-  return db
-    .selectFrom('uploads').select('file_id')
-    .union(db.selectFrom('versions').select('file_id'))
-    .union(db.selectFrom('packs').select((eb) => eb.ref('thumbnail_file_id').$notNull().as('file_id')).where('thumbnail_file_id', 'is not', null))
-    .union(db.selectFrom('pack_media').select('file_id'))
+/** The last id among the next `window` rows of `table` in id order after `after`; null when there are none. */
+async function windowEnd(db: Db, table: 'files' | 'packs' | 'versions', after: string, window: number): Promise<string | null> {
+  const last = await db
+    .selectFrom(db.selectFrom(table).select('id').where('id', '>', after).orderBy('id').limit(window).as('w'))
+    .select((eb) => eb.fn.max('w.id').as('id'))
+    .executeTakeFirst()
+  return last?.id ?? null
 }
 
-/** File rows nothing refers to, created before `createdBefore`, in id order after `after`. */
-export async function listUnreferencedFiles(db: Db, createdBefore: string, after: string, limit: number): Promise<FileRowSummary[]> {
+/**
+ * Of the next `window` file rows in id order after `after`, those nothing
+ * refers to and created before `createdBefore`; and the last id looked at
+ * (null when there was none), where the next call goes on. Each row is tested
+ * by four indexed probes (versions, uploads, pack thumbnails, pack media by
+ * file id: migrations 0002 and 0005), so a call costs `window` rows whatever
+ * the size of the site, and the caller can let requests in between calls.
+ */
+export async function listUnreferencedFiles(
+  db: Db, createdBefore: string, after: string, window: number,
+): Promise<{ files: FileRowSummary[]; scannedThrough: string | null }> {
+  const through = await windowEnd(db, 'files', after, window)
+  if (through === null) return { files: [], scannedThrough: null }
   const rows = await db
     .selectFrom('files')
-    .leftJoin(fileUses(db).as('uses'), 'uses.file_id', 'files.id')
     .select(['files.id', 'files.storage_key', 'files.size', 'files.created_at'])
-    .where('uses.file_id', 'is', null)
-    .where('files.created_at', '<', createdBefore)
     .where('files.id', '>', after)
+    .where('files.id', '<=', through)
+    .where('files.created_at', '<', createdBefore)
+    .where((eb) => eb.and([
+      eb.not(eb.exists(eb.selectFrom('versions').select('versions.id').whereRef('versions.file_id', '=', 'files.id'))),
+      eb.not(eb.exists(eb.selectFrom('uploads').select('uploads.id').whereRef('uploads.file_id', '=', 'files.id'))),
+      eb.not(eb.exists(eb.selectFrom('packs').select('packs.id').whereRef('packs.thumbnail_file_id', '=', 'files.id'))),
+      eb.not(eb.exists(eb.selectFrom('pack_media').select('pack_media.pack_id').whereRef('pack_media.file_id', '=', 'files.id'))),
+    ]))
     .orderBy('files.id')
-    .limit(limit)
     .execute()
-  return rows.map((row) => ({ id: row.id, storageKey: row.storage_key, size: Number(row.size), createdAt: row.created_at }))
+  return { files: rows.map((row) => ({ id: row.id, storageKey: row.storage_key, size: Number(row.size), createdAt: row.created_at })), scannedThrough: through }
 }
 
 export interface PackRef {
@@ -101,18 +116,23 @@ export interface PackRef {
   name: PackName
 }
 
-/** Packs with no version at all, in id order after `after`: publishing makes both in one transaction. */
-export async function listPacksWithoutVersions(db: Db, after: string, limit: number): Promise<PackRef[]> {
+/**
+ * Of the next `window` packs in id order after `after`, those with no version
+ * at all (publishing makes both in one transaction); and the last id looked at
+ * (null: none left). One indexed probe a pack, `window` packs a call.
+ */
+export async function listPacksWithoutVersions(db: Db, after: string, window: number): Promise<{ packs: PackRef[]; scannedThrough: string | null }> {
+  const through = await windowEnd(db, 'packs', after, window)
+  if (through === null) return { packs: [], scannedThrough: null }
   const rows = await db
     .selectFrom('packs')
-    .leftJoin('versions', 'versions.pack_id', 'packs.id')
     .select(['packs.id', 'packs.namespace', 'packs.pack_id'])
-    .where('versions.id', 'is', null)
     .where('packs.id', '>', after)
+    .where('packs.id', '<=', through)
+    .where((eb) => eb.not(eb.exists(eb.selectFrom('versions').select('versions.id').whereRef('versions.pack_id', '=', 'packs.id'))))
     .orderBy('packs.id')
-    .limit(limit)
     .execute()
-  return rows.map((row) => ({ id: row.id, name: `${row.namespace}:${row.pack_id}` }))
+  return { packs: rows.map((row) => ({ id: row.id, name: `${row.namespace}:${row.pack_id}` })), scannedThrough: through }
 }
 
 export interface DanglingReference {
@@ -126,19 +146,34 @@ export interface DanglingReference {
 }
 
 /**
- * Rows naming a file row that does not exist. The foreign keys forbid them;
- * a partial restore, a manual edit or a database without enforced keys does not.
+ * Of the next `window` versions in id order after `after`, those naming a file
+ * row that does not exist; and the last id looked at (null: none left).
+ * Versions are the large table, so they are walked in windows.
  */
-export async function listDanglingReferences(db: Db, limit: number): Promise<DanglingReference[]> {
-  const versions = await db
+export async function listVersionsWithoutFile(db: Db, after: string, window: number): Promise<{ references: DanglingReference[]; scannedThrough: string | null }> {
+  const through = await windowEnd(db, 'versions', after, window)
+  if (through === null) return { references: [], scannedThrough: null }
+  const rows = await db
     .selectFrom('versions')
     .innerJoin('packs', 'packs.id', 'versions.pack_id')
-    .leftJoin('files', 'files.id', 'versions.file_id')
     .select(['versions.id', 'versions.file_id', 'versions.name', 'packs.namespace', 'packs.pack_id'])
-    .where('files.id', 'is', null)
+    .where('versions.id', '>', after)
+    .where('versions.id', '<=', through)
+    .where((eb) => eb.not(eb.exists(eb.selectFrom('files').select('files.id').whereRef('files.id', '=', 'versions.file_id'))))
     .orderBy('versions.id')
-    .limit(limit)
     .execute()
+  return {
+    references: rows.map((v) => ({ kind: 'version' as const, rowId: v.id, fileId: v.file_id, owner: `${v.namespace}:${v.pack_id} ${v.name}` })),
+    scannedThrough: through,
+  }
+}
+
+/**
+ * Thumbnails, gallery items and uploads naming a file row that does not exist
+ * (versions: listVersionsWithoutFile). The foreign keys forbid them; a partial
+ * restore, a manual edit or a database without enforced keys does not.
+ */
+export async function listDanglingReferences(db: Db, limit: number): Promise<DanglingReference[]> {
   const thumbnails = await db
     .selectFrom('packs')
     .leftJoin('files', 'files.id', 'packs.thumbnail_file_id')
@@ -166,7 +201,6 @@ export async function listDanglingReferences(db: Db, limit: number): Promise<Dan
     .limit(limit)
     .execute()
   return [
-    ...versions.map((v) => ({ kind: 'version' as const, rowId: v.id, fileId: v.file_id, owner: `${v.namespace}:${v.pack_id} ${v.name}` })),
     ...thumbnails.map((p) => ({ kind: 'thumbnail' as const, rowId: p.id, fileId: p.thumbnail_file_id!, owner: `${p.namespace}:${p.pack_id}` })),
     ...media.map((m) => ({ kind: 'media' as const, rowId: m.pack_id, fileId: m.file_id, owner: `${m.namespace}:${m.slug}` })),
     ...uploads.map((u) => ({ kind: 'upload' as const, rowId: u.id, fileId: u.file_id, owner: `user ${u.user_id}` })),

@@ -22,6 +22,8 @@ import {
   clearImportMarker, deleteUploadRowsOnly, findFileSummary, findFileUses, listDanglingReferences, listFilesByStorageKey,
   listPacksWithoutVersions, listUnreferencedFiles, listUploadsOfPublishedFiles, readImportMarker, storageKeysInUse,
   type FileRowSummary,
+  listVersionsWithoutFile,
+  type DanglingReference,
 } from './doctor-repository.js'
 import { deleteFileRows } from '../files/repository.js'
 import { deleteUploadRows } from '../uploads/repository.js'
@@ -94,6 +96,13 @@ export interface DoctorReport {
 
 /** Every storage key this site writes is a file id, a random UUID. */
 const OUR_KEY = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+/** Rows looked at per query by the whole-table checks: a few milliseconds each at any size. */
+const SCAN_WINDOW = 500
+
+/** Requests go first between windows: on SQLite each query holds the event loop while it runs. */
+function yieldToRequests(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve))
+}
 const PAGE = 500
 const ORPHAN_BATCH = 100
 
@@ -165,7 +174,8 @@ class Doctor {
   private async checkRows(): Promise<void> {
     let after = ''
     for (;;) {
-      const packs = await listPacksWithoutVersions(this.db, after, PAGE)
+      const { packs, scannedThrough } = await listPacksWithoutVersions(this.db, after, SCAN_WINDOW)
+      if (scannedThrough === null) break
       for (const pack of packs) {
         await this.settle({
           kind: 'pack-without-versions',
@@ -175,11 +185,21 @@ class Doctor {
           advice: 'publish a version of it, or remove the pack by hand',
         })
       }
-      if (packs.length < PAGE) break
-      after = packs.at(-1)!.id
+      after = scannedThrough
+      await yieldToRequests()
     }
 
-    for (const reference of await listDanglingReferences(this.db, PAGE)) {
+    const dangling: DanglingReference[] = []
+    after = ''
+    for (;;) {
+      const { references, scannedThrough } = await listVersionsWithoutFile(this.db, after, SCAN_WINDOW)
+      if (scannedThrough === null) break
+      dangling.push(...references.slice(0, PAGE - dangling.length))
+      after = scannedThrough
+      await yieldToRequests()
+    }
+    dangling.push(...await listDanglingReferences(this.db, PAGE))
+    for (const reference of dangling) {
       const upload = reference.kind === 'upload'
       await this.settle({
         kind: 'dangling-reference',
@@ -201,7 +221,8 @@ class Doctor {
 
     after = ''
     for (;;) {
-      const files = await listUnreferencedFiles(this.db, nowIso(this.now - this.graceMs), after, PAGE)
+      const { files, scannedThrough } = await listUnreferencedFiles(this.db, nowIso(this.now - this.graceMs), after, SCAN_WINDOW)
+      if (scannedThrough === null) break
       for (const file of files) {
         await this.settle({
           kind: 'unreferenced-file',
@@ -214,8 +235,8 @@ class Doctor {
           await this.store.delete(file.storageKey)
         } : undefined)
       }
-      if (files.length < PAGE) break
-      after = files.at(-1)!.id
+      after = scannedThrough
+      await yieldToRequests()
     }
   }
 
