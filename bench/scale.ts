@@ -153,7 +153,8 @@ async function main(): Promise<void> {
   log(`cold start (spawn to the first 200 from /healthz, polled every 100 ms): ${coldStartMs} ms`)
   try {
     const gate = { 'x-master-password': password }
-    await cliOk(['user', 'create', 'scalestaff', '--password', 'scale-password-0123', '--staff'], server.env)
+    // A kept data directory (SCALE_DATA) has this account from its first run.
+    if (!reuse) await cliOk(['user', 'create', 'scalestaff', '--password', 'scale-password-0123', '--staff'], server.env)
     const token = lastLine((await cliOk(['token', 'create', 'scalestaff', '--name', 'scale'], server.env)).stdout)
     const staff = { authorization: `Bearer scalestaff ${token}` }
     const first = Date.now()
