@@ -63,6 +63,8 @@ export interface TagsTable {
   name: string
   name_lower: string
   category_id: string
+  /** Packs carrying the tag, kept by triggers on pack_tags (migration 0006). */
+  uses: Generated<number>
 }
 
 export interface FilesTable {

@@ -16,6 +16,7 @@ import { nowIso } from '../db/time.js'
 import type { FileStore } from '../storage/index.js'
 import { BadRequest, Conflict } from '../errors.js'
 import { fillMissingShortIds } from '../db/short-ids.js'
+import { recountTagUses } from '../packs/tags-repository.js'
 import { deleteAllSettings, firstTableWithRows, insertRows, selectAllRows, TABLES, TABLES_SINCE_VERSION_2, type Table } from './transfer-repository.js'
 
 export const EXPORT_FORMAT = 'packs-site-export'
@@ -269,6 +270,8 @@ export async function importSite(db: Db, store: FileStore, dir: string): Promise
       for (const table of TABLES) await insertRows(trx, table, tables[table])
       // An export made before short ids (migration 0004) has none: its packs and versions get theirs here.
       await fillMissingShortIds(trx)
+      // Tag counts: the triggers counted every imported pack tag on top of the counts the tag rows carried.
+      await recountTagUses(trx)
       // Gone with the deleted settings already, unless the export itself carried one.
       await clearImportMarker(trx)
     })

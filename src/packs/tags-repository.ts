@@ -7,7 +7,7 @@ import type { Db } from '../db/index.js'
 import type { CategoriesTable, TagsTable } from '../db/schema.js'
 
 export type CategoryRow = CategoriesTable
-export type TagRow = TagsTable
+export type TagRow = Omit<TagsTable, 'uses'>
 
 export interface TagSuggestionRow {
   name: string
@@ -39,7 +39,7 @@ export async function insertTag(db: Db, tag: { name: string; categoryId: string 
 }
 
 export async function findTagByName(db: Db, name: string): Promise<TagRow | undefined> {
-  return db.selectFrom('tags').selectAll().where('name_lower', '=', name.toLowerCase()).executeTakeFirst()
+  return db.selectFrom('tags').select(['id', 'name', 'name_lower', 'category_id']).where('name_lower', '=', name.toLowerCase()).executeTakeFirst()
 }
 
 /** `text` as a LIKE pattern fragment that matches itself only: `%`, `_` and the escape character lose their meaning. */
@@ -61,15 +61,11 @@ function like(column: 'tags.name_lower' | 'categories.name_lower', pattern: stri
  * most used tags.
  */
 export async function suggestTags(db: Db, query: string, limit: number): Promise<TagSuggestionRow[]> {
-  // Counted per candidate tag through the pack_tags_tag_id index, so a narrow
-  // query never aggregates the whole pack_tags table.
+  // Ordered by tags.uses (kept by triggers, migration 0006): no count of pack_tags per request.
   let select = db
     .selectFrom('tags')
     .innerJoin('categories', 'categories.id', 'tags.category_id')
-    .select((eb) => [
-      'tags.name', 'categories.key', 'categories.name as category_name', 'categories.color',
-      eb.selectFrom('pack_tags').select(eb.fn.countAll().as('n')).whereRef('pack_tags.tag_id', '=', 'tags.id').as('uses'),
-    ])
+    .select(['tags.name', 'categories.key', 'categories.name as category_name', 'categories.color'])
 
   const lower = query.toLowerCase()
   if (lower !== '') {
@@ -80,7 +76,7 @@ export async function suggestTags(db: Db, query: string, limit: number): Promise
       .orderBy(sql`case when ${like('tags.name_lower', prefix)} then 0 when ${like('categories.name_lower', prefix)} then 1 else 2 end`)
   }
   const rows = await select
-    .orderBy('uses', 'desc')
+    .orderBy('tags.uses', 'desc')
     .orderBy('tags.name_lower')
     .orderBy('tags.name')
     .limit(limit)
@@ -99,17 +95,24 @@ export interface TagUsageRow extends TagSuggestionRow {
 
 /** The tags on the most packs (unused tags left out), most used first, then by name: the browse page's filter chips. */
 export async function mostUsedTags(db: Db, limit: number): Promise<TagUsageRow[]> {
+  // The tags_uses index, in order: no aggregate over pack_tags.
   const rows = await db
-    .selectFrom('pack_tags')
-    .innerJoin('tags', 'tags.id', 'pack_tags.tag_id')
+    .selectFrom('tags')
     .innerJoin('categories', 'categories.id', 'tags.category_id')
-    .select((eb) => ['tags.name', 'categories.key', 'categories.name as category_name', 'categories.color', eb.fn.countAll<number | string>().as('uses')])
-    .groupBy(['tags.id', 'tags.name', 'tags.name_lower', 'categories.key', 'categories.name', 'categories.color'])
-    .orderBy('uses', 'desc')
+    .select(['tags.name', 'tags.uses', 'categories.key', 'categories.name as category_name', 'categories.color'])
+    .where('tags.uses', '>', 0)
+    .orderBy('tags.uses', 'desc')
     .orderBy('tags.name_lower')
     .limit(limit)
     .execute()
   return rows.map((r) => ({ name: r.name, category: r.key, categoryName: r.category_name, color: r.color, uses: Number(r.uses) }))
+}
+
+/** Sets every tag's count from pack_tags: after an import, whose tag rows may carry counts the triggers then add to. */
+export async function recountTagUses(db: Db): Promise<void> {
+  await db.updateTable('tags').set((eb) => ({
+    uses: eb.selectFrom('pack_tags').select((e) => e.fn.countAll<number>().as('n')).whereRef('pack_tags.tag_id', '=', 'tags.id'),
+  })).execute()
 }
 
 /**

@@ -10,7 +10,7 @@ import { migrateToLatest, openDatabase } from '../../src/db/index.js'
 import { insertUser, searchUsernames } from '../../src/accounts/users-repository.js'
 import { insertFile } from '../../src/files/repository.js'
 import { countRows, storedBytes } from '../../src/stats/repository.js'
-import { insertCategory, insertTag, listCategories, suggestTags } from '../../src/packs/tags-repository.js'
+import { insertCategory, insertTag, listCategories, recountTagUses, suggestTags } from '../../src/packs/tags-repository.js'
 import { ConfigError } from '../../src/config/index.js'
 import * as shortIds from '../../src/db/migrations/2026_11_26_0004_short_ids.js'
 import { onPostgres, openTestDatabase, TEST_DATABASE_URL, type OpenTestDatabase } from '../helpers/database.js'
@@ -120,6 +120,37 @@ describe('migration 0004: short ids', () => {
       assert.equal(ids.length, 6)
       for (const id of ids) assert.match(String(id), /^[0-9A-Za-z]{8}$/)
       assert.equal(new Set(ids).size, 6)
+    } finally {
+      await database.close()
+    }
+  })
+})
+
+describe('migration 0006: tag counts', () => {
+  test('a tag\'s count follows its pack_tags rows on this engine: adds, removals, and a pack\'s deletion by cascade', async () => {
+    const database = await openTestDatabase()
+    const db = database.db
+    try {
+      const owner = await insertUser(db, 'counter', 'hash', false)
+      const category = await insertCategory(db, { key: 'count', name: 'Count', color: '#112233' })
+      const [a, b] = [await insertTag(db, { name: 'alpha', categoryId: category.id }), await insertTag(db, { name: 'beta', categoryId: category.id })]
+      const uses = async () => Object.fromEntries((await db.selectFrom('tags').select(['name', 'uses']).execute()).map((t) => [t.name, Number(t.uses)]))
+      const now = new Date().toISOString()
+      const packs: string[] = []
+      for (let i = 0; i < 3; i++) {
+        const id = randomUUID()
+        packs.push(id)
+        await db.insertInto('packs').values({ id, namespace: 'counter', pack_id: `p${i}`, owner_id: owner.id, title: 'P', summary: '', description: '', category_id: null, thumbnail_file_id: null, created_at: now, updated_at: now }).execute()
+        await db.insertInto('pack_tags').values([{ pack_id: id, tag_id: a.id }, ...(i === 0 ? [{ pack_id: id, tag_id: b.id }] : [])]).execute()
+      }
+      assert.deepEqual(await uses(), { alpha: 3, beta: 1 })
+      await db.deleteFrom('pack_tags').where('pack_id', '=', packs[1]!).execute()
+      assert.deepEqual(await uses(), { alpha: 2, beta: 1 })
+      await db.deleteFrom('packs').where('id', '=', packs[0]!).execute()
+      assert.deepEqual(await uses(), { alpha: 1, beta: 0 }, 'a deleted pack\'s tags are counted off by the cascade')
+      await db.updateTable('tags').set({ uses: 99 }).execute()
+      await recountTagUses(db)
+      assert.deepEqual(await uses(), { alpha: 1, beta: 0 }, 'recounted from pack_tags')
     } finally {
       await database.close()
     }
