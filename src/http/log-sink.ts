@@ -67,6 +67,11 @@ export class LogSink {
     return true
   }
 
+  /** Nothing gathered, queued or being written (tests). */
+  get idle(): boolean {
+    return !this.writing && this.lines.length === 0 && this.queue.length === 0
+  }
+
   /** Writes whatever is gathered now (tests; shutdown). */
   flush(): void {
     this.cut()

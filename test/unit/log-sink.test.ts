@@ -48,6 +48,8 @@ test('a quiet server\'s line is written after flushMs; flushSync writes what is 
   sink.write('{"one":1}\n')
   assert.equal(fs.readFileSync(file, 'utf8'), '', 'not yet: the batch waits')
   assert.ok(await eventually(() => fs.readFileSync(file, 'utf8') === '{"one":1}\n', 2000))
+  // Written is not yet acknowledged: until the write's callback runs, an exit would write the line again.
+  assert.ok(await eventually(() => sink.idle, 2000))
   sink.write('{"two":2}\n')
   sink.flushSync()
   assert.equal(fs.readFileSync(file, 'utf8'), '{"one":1}\n{"two":2}\n')
