@@ -7,7 +7,7 @@ import http from 'node:http'
 
 const body = Buffer.from(process.env.BENCH_BODY_B64 ?? '', 'base64')
 const contentType = process.env.BENCH_CONTENT_TYPE ?? 'application/json'
-if (body.length === 0) {
+if (body.length === 0 && process.env.BENCH_SINK !== '1') {
   process.stderr.write('bare-server: BENCH_BODY_B64 is empty\n')
   process.exit(1)
 }
@@ -15,7 +15,17 @@ if (body.length === 0) {
 // BENCH_NOT_MODIFIED=1: the baseline of the conditional update-check, a 304 with no body.
 const notModified = process.env.BENCH_NOT_MODIFIED === '1'
 
+// BENCH_SINK=1: the upload's baseline, a server that reads the whole body, discards it, and answers.
+const sink = process.env.BENCH_SINK === '1'
+
 const server = http.createServer((request, response) => {
+  if (sink) {
+    request.on('data', () => {}).once('end', () => {
+      response.writeHead(200, { 'content-type': 'application/json', 'content-length': 2 })
+      response.end('{}')
+    })
+    return
+  }
   // Drain whatever the client sent, as any real server must.
   request.resume()
   if (notModified) {
