@@ -66,13 +66,18 @@ describe('EventLoopMonitor', () => {
   test('reports the delay beyond the sampling interval, and a blocked loop shows', async () => {
     const monitor = new EventLoopMonitor()
     try {
-      await sleep(50)
-      // Long enough that a machine busy with other test processes still sees the timer held up for most of it.
-      const end = Date.now() + 250
-      while (Date.now() < end) { /* block the loop */ }
-      await sleep(60)
-      const delay = monitor.read()
-      assert.ok(delay.max_ms >= 80, `max ${delay.max_ms} ms reflects the 250 ms block`)
+      // Under CI's load the histogram's sampling timer twice missed a block entirely (max under 1 ms after a
+      // 120 ms and a 250 ms block). A block is tried up to three times; one must show, and a monitor that
+      // never reports a block still fails.
+      let delay = monitor.read()
+      for (let attempt = 0; attempt < 3 && delay.max_ms < 80; attempt++) {
+        await sleep(50)
+        const end = Date.now() + 250
+        while (Date.now() < end) { /* block the loop */ }
+        await sleep(60)
+        delay = monitor.read()
+      }
+      assert.ok(delay.max_ms >= 80, `max ${delay.max_ms} ms reflects a 250 ms block`)
       assert.ok(delay.p50_ms >= 0 && delay.p50_ms <= delay.p99_ms && delay.p99_ms <= delay.max_ms)
       // Each read starts a new window.
       const next = monitor.read()
