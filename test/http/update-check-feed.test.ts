@@ -65,8 +65,13 @@ test('when the feed drops, the instance drops every answer (messages may have be
     await versionOn(other)
     assert.ok(other.updateCheckCache.usage().answers > 0)
     const before = resyncs()
-    // Every subscribed connection of this Redis drops; node-redis reconnects them.
-    await killer.client.sendCommand(['CLIENT', 'KILL', 'TYPE', 'pubsub'])
+    // This site's subscribed connections drop (those on its database: the run's other tests share the
+    // redis-server and must keep theirs); node-redis reconnects them.
+    const database = new URL(site.config.redisUrl!).pathname.slice(1) || '0'
+    const clients = String(await killer.client.sendCommand(['CLIENT', 'LIST', 'TYPE', 'pubsub']))
+    const ours = clients.split('\n').filter((line) => new RegExp(`\\bdb=${database}\\b`).test(line)).map((line) => /\bid=(\d+)/.exec(line)?.[1]).filter(Boolean)
+    assert.ok(ours.length > 0, `this site's subscriptions are listed: ${clients}`)
+    for (const id of ours) await killer.client.sendCommand(['CLIENT', 'KILL', 'ID', id!])
     assert.ok(await eventually(() => resyncs() > before && other.updateCheckCache.currentWithoutAsking?.() === true, 5000), 'resynchronised and live')
     assert.equal(other.updateCheckCache.usage().answers, 0, 'every answer was dropped')
     await addVersion('after-drop')
