@@ -151,13 +151,13 @@ interface RunFigures {
 }
 
 /** One autocannon run; any non-200, wrong body, error or timeout is a failure. */
-async function load(name: string, url: string, seconds: number, expectBody: string, request: { method?: 'POST'; body?: string } = {}): Promise<RunFigures> {
+async function load(name: string, url: string, seconds: number, expectBody: string, request: { method?: 'POST'; body?: string } = {}, gate: Record<string, string> = GATE): Promise<RunFigures> {
   const result = await autocannon({
     url,
     connections: CONNECTIONS,
     pipelining: 1,
     duration: seconds,
-    headers: request.body === undefined ? GATE : { ...GATE, 'content-type': 'application/json' },
+    headers: request.body === undefined ? gate : { ...gate, 'content-type': 'application/json' },
     ...request,
     expectBody,
   })
@@ -431,18 +431,18 @@ const BATCH_PACKS = 200
  */
 async function batchCheck() {
   log(`\n== d) batch update-check: ${BATCH_PACKS} packs in one request ==`)
-  const server = await start()
-  const headers = await seedUser(server, 'bench')
+  const { server, gate } = await startDefault()
+  const headers = await seedUser(server, 'bench', gate)
   const ids: string[] = []
   let single: Awaited<ReturnType<typeof seedPack>> | undefined
   // Four publishes at a time: seeding is not what is measured.
   for (let i = 0; i < BATCH_PACKS; i += 4) {
-    const seeded = await Promise.all([0, 1, 2, 3].filter((j) => i + j < BATCH_PACKS).map((j) => seedPack(server, headers, `Bench Pack ${i + j + 1}`)))
+    const seeded = await Promise.all([0, 1, 2, 3].filter((j) => i + j < BATCH_PACKS).map((j) => seedPack(server, headers, `Bench Pack ${i + j + 1}`, gate)))
     for (const pack of seeded) ids.push(pack.id)
     single ??= seeded[0]
   }
   const requestBody = JSON.stringify({ packs: ids })
-  const first = await fetch(`${server.url}/api/update-check/`, { method: 'POST', headers: { ...GATE, 'content-type': 'application/json' }, body: requestBody })
+  const first = await fetch(`${server.url}/api/update-check/`, { method: 'POST', headers: { ...gate, 'content-type': 'application/json' }, body: requestBody })
   const answer = Buffer.from(await first.arrayBuffer())
   if (first.status !== 200) throw new BenchFailure(`batch: expected 200, got ${first.status}: ${answer.toString().slice(0, 500)}`)
   const parsed = JSON.parse(answer.toString()) as { packs: Record<string, unknown> }
@@ -454,15 +454,15 @@ async function batchCheck() {
   log(`bare:  POST ${targets.bare} (same bytes out, node:http)`)
   const expectBody = answer.toString('utf8')
   const singleBody = single!.body.toString('utf8')
-  await load('batch warm-up', targets.batch, WARMUP, expectBody, post)
-  await load('bare warm-up', targets.bare, WARMUP, expectBody, post)
-  await load('single warm-up', `${server.url}${single!.latestPath}`, WARMUP, singleBody)
+  await load('batch warm-up', targets.batch, WARMUP, expectBody, post, gate)
+  await load('bare warm-up', targets.bare, WARMUP, expectBody, post, gate)
+  await load('single warm-up', `${server.url}${single!.latestPath}`, WARMUP, singleBody, {}, gate)
   const runs: { batch: RunFigures[]; bare: RunFigures[]; single: RunFigures[] } = { batch: [], bare: [], single: [] }
   for (let round = 1; round <= ROUNDS; round++) {
     for (const name of ['batch', 'bare', 'single'] as const) {
       const figures = name === 'single'
-        ? await load(name, `${server.url}${single!.latestPath}`, DURATION, singleBody)
-        : await load(name, targets[name], DURATION, expectBody, post)
+        ? await load(name, `${server.url}${single!.latestPath}`, DURATION, singleBody, {}, gate)
+        : await load(name, targets[name], DURATION, expectBody, post, gate)
       runs[name].push(figures)
       log(`  round ${round} ${name.padEnd(6)} ${figures.requestsPerSecond.toFixed(0).padStart(7)} req/s  p50 ${figures.p50Ms} ms  p99 ${figures.p99Ms} ms`)
     }
