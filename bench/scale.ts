@@ -18,8 +18,12 @@ import { migrateToLatest, openDatabase } from '../src/db/index.js'
 import { newShortId } from '../src/db/short-ids.js'
 import { insertRows, type Table } from '../src/maintenance/transfer-repository.js'
 import { PasswordHasher } from '../src/accounts/passwords.js'
+import { searchUsernames } from '../src/accounts/users-repository.js'
+import { listPacks, loadPackDetail } from '../src/packs/repository.js'
+import { suggestTags } from '../src/packs/tags-repository.js'
+import { findNewestVersion } from '../src/update-check/repository.js'
 import { cliOk, lastLine, startServer, type RunningServer } from '../test/helpers/server.js'
-import { wrk } from './wrk.js'
+import { wrk, type WrkFigures } from './wrk.js'
 
 const SCALE = Number(process.env.SCALE ?? '1')
 const DURATION = Number(process.env.BENCH_DURATION ?? '5')
@@ -161,35 +165,86 @@ async function main(): Promise<void> {
     const stats = await fetch(`${server.url}/api/stats/`, { headers: staff })
     log(`first statistics snapshot: ${stats.status} in ${Date.now() - first} ms`)
 
-    const pick = (list: string[], i: number) => list[(i * 7919) % list.length]!
-    const requests: Array<[string, string, Record<string, string>]> = [
-      ['tag autocomplete, empty q', '/api/tags/autocomplete/?q=', gate],
-      ['tag autocomplete, one letter', '/api/tags/autocomplete/?q=s', gate],
-      ['tag autocomplete, full name', `/api/tags/autocomplete/?q=${word(7)}0`, gate],
-      ['user autocomplete, one letter', '/api/users/autocomplete/?q=k', gate],
-      ['user autocomplete, three letters', '/api/users/autocomplete/?q=kal', gate],
-      ['update-check, one pack', `/api/packs/${pick(seeded.packPaths, 1)}/latest`, gate],
-      ['pack JSON', `/api/packs/${pick(seeded.packPaths, 2)}/`, gate],
-      ['pack page', `/packs/${pick(seeded.packPaths, 3)}/`, { ...gate, accept: 'text/html' }],
-      ['browse, page 1', '/', { ...gate, accept: 'text/html' }],
-      ['browse, page 1000', '/?page=1000', { ...gate, accept: 'text/html' }],
-      ['browse, title search', `/?q=${word(13)}`, { ...gate, accept: 'text/html' }],
-      ['API list, tag filter', `/api/packs/?tag=${word(7 + 5)}5`, gate],
+    // Many packs, pages and terms, each request one at random (the cache-miss path, not one hot pack).
+    const sample = <T>(count: number, make: (i: number) => T): T[] => Array.from({ length: count }, (_, i) => make(i))
+    const randomPacks = sample(2000, () => seeded.packPaths[Math.floor(Math.random() * seeded.packPaths.length)]!)
+    const tagNames = sample(500, () => { const i = Math.floor(Math.random() * CATEGORIES * TAGS_PER_CATEGORY); return `${word(i + 7)}${i}` })
+    const titleWords = sample(500, () => word(Math.floor(Math.random() * 400) + 20))
+    const html = { ...gate, accept: 'text/html' }
+    const browsing = [
+      ...sample(200, () => `/?page=${1 + Math.floor(Math.random() * 5000)}`),
+      ...titleWords.map((w) => `/?q=${w}`),
+      ...tagNames.map((t) => `/?tag=${t}`),
     ]
-    log(`\n${'request'.padEnd(34)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)}`)
+    const requests: Array<[string, string[], Record<string, string>]> = [
+      ['tag autocomplete, empty q', ['/api/tags/autocomplete/?q='], gate],
+      ['tag autocomplete, one letter', ['/api/tags/autocomplete/?q=s'], gate],
+      ['tag autocomplete, full name', tagNames.map((t) => `/api/tags/autocomplete/?q=${t}`), gate],
+      ['user autocomplete, one letter', ['/api/users/autocomplete/?q=k'], gate],
+      ['user autocomplete, three letters', ['/api/users/autocomplete/?q=kal'], gate],
+      ['update-check, random packs', randomPacks.map((p) => `/api/packs/${p}/latest`), gate],
+      ['pack JSON, random packs', randomPacks.map((p) => `/api/packs/${p}/`), gate],
+      ['pack page, random packs', randomPacks.map((p) => `/packs/${p}/`), html],
+      ['browse, page 1', ['/'], html],
+      ['browse, page 1000', ['/?page=1000'], html],
+      ['browse, random pages', browsing.slice(0, 200), html],
+      ['browse, title search', titleWords.map((w) => `/?q=${w}`), html],
+      ['browse, tag filter', tagNames.map((t) => `/?tag=${t}`), html],
+      ['API list, title search', titleWords.map((w) => `/api/packs/?q=${w}`), gate],
+      ['API list, tag filter', tagNames.map((t) => `/api/packs/?tag=${t}`), gate],
+    ]
+    log(`\n${'request (50 connections)'.padEnd(34)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)}`)
     const results: Record<string, unknown> = {}
-    for (const [name, urlPath, headers] of requests) {
-      const probe = await fetch(`${server.url}${urlPath}`, { headers })
+    const row = (name: string, figures: WrkFigures) => {
+      const over = figures.timeouts ? `  (${figures.timeouts} took over 2 s)` : ''
+      log(`${name.padEnd(34)} ${figures.requestsPerSecond.toFixed(0).padStart(8)} ${figures.p50Ms.toFixed(2).padStart(8)} ${figures.p99Ms.toFixed(2).padStart(8)}${over}`)
+    }
+    for (const [name, paths, headers] of requests) {
+      const probe = await fetch(`${server.url}${paths[0]}`, { headers })
       await probe.arrayBuffer()
       if (probe.status >= 400) {
         log(`${name.padEnd(34)} HTTP ${probe.status}`)
         continue
       }
-      const figures = await wrk(`${server.url}${urlPath}`, { connections: 50, seconds: DURATION, headers, tolerateTimeouts: true })
+      const figures = await wrk(`${server.url}/`, { connections: 50, seconds: DURATION, headers, paths, tolerateTimeouts: true })
       results[name] = figures
-      const over = figures.timeouts ? `  (${figures.timeouts} took over 2 s)` : ''
-      log(`${name.padEnd(34)} ${figures.requestsPerSecond.toFixed(0).padStart(8)} ${figures.p50Ms.toFixed(2).padStart(8)} ${figures.p99Ms.toFixed(2).padStart(8)}${over}`)
+      row(name, figures)
     }
+
+    // Mixed load: 20 connections browse and search (random pages, titles, tags) while updaters ask about random packs.
+    log('\nmixed: 20 connections browsing and searching, 20 asking the update-check at the same time')
+    const [browsers, updaters] = await Promise.all([
+      wrk(`${server.url}/`, { connections: 20, seconds: DURATION, headers: html, paths: browsing, tolerateTimeouts: true }),
+      wrk(`${server.url}/`, { connections: 20, seconds: DURATION, headers: gate, paths: randomPacks.map((p) => `/api/packs/${p}/latest`), tolerateTimeouts: true }),
+    ])
+    row('  browsing and searching', browsers)
+    row('  update-check, random packs', updaters)
+    results['mixed: browsing'] = browsers
+    results['mixed: update-check'] = updaters
+
+    // The statistics snapshot after its cache expired (20 s), timed while an update-check is asked every 2 ms.
+    await new Promise((resolve) => setTimeout(resolve, 21_000))
+    const during: number[] = []
+    let snapshotDone = false
+    const snapshot = (async () => {
+      const t = Date.now()
+      const response = await fetch(`${server.url}/api/stats/`, { headers: staff })
+      await response.arrayBuffer()
+      snapshotDone = true
+      return Date.now() - t
+    })()
+    while (!snapshotDone) {
+      const t = performance.now()
+      const response = await fetch(`${server.url}/api/packs/${randomPacks[during.length % randomPacks.length]}/latest`, { headers: gate })
+      await response.arrayBuffer()
+      during.push(performance.now() - t)
+      await new Promise((resolve) => setTimeout(resolve, 2))
+    }
+    const snapshotMs = await snapshot
+    log(`statistics snapshot after the cache expired: ${snapshotMs} ms; update-checks meanwhile: ${during.length}, slowest ${Math.max(...during).toFixed(1)} ms`)
+    results['statistics snapshot'] = { ms: snapshotMs, updateChecksDuring: during.length, slowestUpdateCheckMs: Math.max(...during) }
+
+    if (databaseUrl.startsWith('sqlite:')) await showPlans(databaseUrl, tagNames[0]!, titleWords[0]!)
     fs.mkdirSync('.tmp', { recursive: true })
     fs.writeFileSync(path.join('.tmp', 'scale-results.json'), `${JSON.stringify({ scale: SCALE, seeded: { seconds: seeded.seconds, bytes: seeded.bytes }, coldStartMs, results }, null, 2)}\n`)
   } finally {
@@ -203,3 +258,55 @@ main().catch((error: unknown) => {
   process.stderr.write(`\nSCALE BENCHMARK FAILED: ${error instanceof Error ? error.stack : String(error)}\n`)
   process.exit(1)
 })
+
+/**
+ * The query plans of the requests measured above (SQLite's EXPLAIN QUERY
+ * PLAN), for the SQL the repositories really send: captured from the
+ * executor while each repository function runs once. A plan line that scans
+ * a large table without an index is marked.
+ */
+async function showPlans(databaseUrl: string, tag: string, titleWord: string): Promise<void> {
+  const file = databaseUrl.slice('sqlite:'.length)
+  const db = await openDatabase(databaseUrl)
+  const { default: SQLite } = await import('better-sqlite3')
+  const raw = new SQLite(file, { readonly: true })
+  const captured: Array<{ sql: string; parameters: readonly unknown[] }> = []
+  const executor = db.getExecutor() as unknown as { executeQuery: (query: { sql: string; parameters: readonly unknown[] }, id: unknown) => Promise<unknown> }
+  const execute = executor.executeQuery.bind(executor)
+  executor.executeQuery = (query, id) => {
+    captured.push({ sql: query.sql, parameters: query.parameters })
+    return execute(query, id)
+  }
+  const somePack = raw.prepare('select namespace, pack_id from packs limit 1 offset 4242').get() as { namespace: string; pack_id: string }
+  const cases: Array<[string, () => Promise<unknown>]> = [
+    ['browse, page 1', () => listPacks(db, {}, { limit: 20, offset: 0 })],
+    ['browse, page 1000', () => listPacks(db, {}, { limit: 20, offset: 19_980 })],
+    ['browse by downloads, page 1000', () => listPacks(db, {}, { limit: 20, offset: 19_980 }, 'downloads')],
+    [`title search "${titleWord}"`, () => listPacks(db, { q: titleWord }, { limit: 20, offset: 0 })],
+    ['title search "zedzedzed" (rare)', () => listPacks(db, { q: 'zedzedzed' }, { limit: 20, offset: 0 })],
+    [`tag filter "${tag}"`, () => listPacks(db, { tag }, { limit: 20, offset: 0 })],
+    ['category filter', () => listPacks(db, { category: 'c7' }, { limit: 20, offset: 0 })],
+    ['tag autocomplete, empty q', () => suggestTags(db, '', 10)],
+    ['tag autocomplete, "s"', () => suggestTags(db, 's', 10)],
+    ['user autocomplete, "kal"', () => searchUsernames(db, 'kal', 10)],
+    ['update-check', () => findNewestVersion(db, somePack.namespace, somePack.pack_id)],
+    ['pack page', () => loadPackDetail(db, somePack.namespace, somePack.pack_id)],
+  ]
+  const large = new Set(['packs', 'users', 'versions', 'files', 'pack_tags'])
+  log('\nquery plans (SQLite EXPLAIN QUERY PLAN of the SQL each request sends)')
+  for (const [name, run] of cases) {
+    captured.length = 0
+    await run()
+    log(`\n${name}:`)
+    for (const query of captured) {
+      log(`  ${query.sql.length > 150 ? `${query.sql.slice(0, 147)}...` : query.sql}`)
+      const plan = raw.prepare(`explain query plan ${query.sql}`).all(...(query.parameters as unknown[])) as Array<{ detail: string }>
+      for (const { detail } of plan) {
+        const scanned = /^SCAN (\w+)(?! USING)/.exec(detail)?.[1]
+        log(`    ${detail}${scanned && large.has(scanned) ? '   <-- scans a large table' : ''}`)
+      }
+    }
+  }
+  raw.close()
+  await db.destroy()
+}

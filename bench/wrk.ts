@@ -24,6 +24,8 @@ export interface WrkOptions {
   headers?: Record<string, string>
   /** A POST with this body (through a Lua script, wrk's way). */
   body?: string
+  /** Each request asks for one of these paths (on the URL's origin), chosen at random: many packs, pages or terms, not one hot one. */
+  paths?: readonly string[]
   /** Report requests that took longer than wrk's 2 s timeout instead of failing (the scale benchmark's slow queries). */
   tolerateTimeouts?: boolean
 }
@@ -46,6 +48,12 @@ export async function wrk(url: string, options: WrkOptions): Promise<WrkFigures>
   if (options.body !== undefined) {
     script = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'packs-wrk-')), 'post.lua')
     fs.writeFileSync(script, `wrk.method = "POST"\nwrk.body = ${JSON.stringify(options.body)}\nwrk.headers["Content-Type"] = "application/json"\n`)
+    args.push('-s', script)
+  } else if (options.paths) {
+    script = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'packs-wrk-')), 'paths.lua')
+    // JSON strings are Lua strings for these paths (ASCII, no control characters).
+    fs.writeFileSync(script, `local paths = {${options.paths.map((p) => JSON.stringify(p)).join(',\n')}}\n`
+      + 'request = function() return wrk.format(nil, paths[math.random(#paths)]) end\n')
     args.push('-s', script)
   }
   args.push(url)

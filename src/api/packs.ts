@@ -115,7 +115,11 @@ export const PackList = Type.Object(
     items: Type.Array(PackSummary),
     page: Type.Integer(),
     per_page: Type.Integer(),
-    total: Type.Integer({ description: 'Packs matching the filters, on all pages.' }),
+    total: Type.Integer({ description: 'Packs matching the filters, on all pages. A title search (q) counts its first 1,000 matches only: see total_capped.' }),
+    total_capped: Type.Boolean({
+      description: 'True when a title search matches more packs than the 1,000 it counts and pages through (total is then 1,000, and pages '
+        + 'past them are empty): narrow the search, or add a tag or category.',
+    }),
   },
   { title: 'PackList' },
 )

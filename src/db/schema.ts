@@ -126,6 +126,16 @@ export interface PacksTable {
   downloads: Generated<number>
   /** 8 base62 characters (src/db/short-ids.ts): the id the Modrinth-compatible API names it by. */
   short_id: string | null
+  /** 1 while the owner's account is disabled: a copy of users.disabled_at kept by triggers (migration 0007), for the listing's indexes. */
+  owner_disabled: Generated<number>
+  /** SQLite only: the pack's key in the title search index packs_title_search, set by a trigger; null on PostgreSQL. */
+  search_seq: Generated<number | null>
+}
+
+/** How many packs are listed (not hidden, owner not disabled): in all ('*') and per category id. Kept by triggers (migration 0007). */
+export interface PackCountsTable {
+  scope: string
+  listed: number
 }
 
 /** A deleted pack's namespace:pack_id, refused to new packs until held_until. */
@@ -196,6 +206,7 @@ export interface Database {
   drafts: DraftsTable
   uploads: UploadsTable
   packs: PacksTable
+  pack_counts: PackCountsTable
   pack_tags: PackTagsTable
   pack_media: PackMediaTable
   versions: VersionsTable

@@ -19,8 +19,24 @@ export const TABLES_SINCE_VERSION_2 = ['token_packs', 'pack_id_holds', 'audit_lo
 /** Rows per INSERT: well under SQLite's and PostgreSQL's limits on bound parameters. */
 const INSERT_BATCH = 200
 
+/**
+ * Columns the database derives itself (triggers of migration 0007): left out
+ * of exports and of imported rows, and recomputed on insert. search_seq is
+ * SQLite's key into its title index: a copied one would collide.
+ */
+const DERIVED_COLUMNS: Partial<Record<Table, readonly string[]>> = { packs: ['owner_disabled', 'search_seq'] }
+
+function withoutDerived(table: Table, row: Record<string, unknown>): Record<string, unknown> {
+  const derived = DERIVED_COLUMNS[table]
+  if (!derived) return row
+  const copy = { ...row }
+  for (const column of derived) delete copy[column]
+  return copy
+}
+
 export async function selectAllRows(db: Db, table: Table): Promise<Record<string, unknown>[]> {
-  return db.selectFrom(table).selectAll().execute()
+  const rows = await db.selectFrom(table).selectAll().execute()
+  return DERIVED_COLUMNS[table] ? rows.map((row) => withoutDerived(table, row)) : rows
 }
 
 /** The first of `tables` that holds a row, if any. */
@@ -35,7 +51,8 @@ export async function firstTableWithRows(db: Db, tables: readonly Table[]): Prom
 /** Rows as an export wrote them, for a table of the same schema version; the engine checks every constraint. */
 export async function insertRows<T extends Table>(db: Db, table: T, rows: readonly Database[T][]): Promise<void> {
   for (let i = 0; i < rows.length; i += INSERT_BATCH) {
-    await db.insertInto(table).values(rows.slice(i, i + INSERT_BATCH) as never).execute()
+    const batch = rows.slice(i, i + INSERT_BATCH).map((row) => withoutDerived(table, row as unknown as Record<string, unknown>))
+    await db.insertInto(table).values(batch as never).execute()
   }
 }
 

@@ -1,7 +1,7 @@
 // Packs, their versions, tags and media. Namespaces and pack ids are stored in
 // lower case, so every lookup here takes lower-cased keys and the unique index
 // (namespace, pack_id) serves it directly.
-import { sql, type ExpressionBuilder, type Insertable, type Selectable } from 'kysely'
+import { SqliteAdapter, expressionBuilder, sql, type ExpressionBuilder, type Insertable, type Selectable } from 'kysely'
 import type { Db } from '../db/index.js'
 import type { Database, FilesTable, PacksTable, VersionsTable } from '../db/schema.js'
 import type { PackDeclaration, PackKind } from '../minecraft/declaration.js'
@@ -285,65 +285,119 @@ async function tagsOfPacks(db: Db, packIds: readonly string[]): Promise<Map<stri
   return byPack
 }
 
-function applyFilter(eb: ExpressionBuilder<Database, 'packs'>, filter: PackFilter) {
+/**
+ * A title search counts, and pages through, its first SEARCH_LIMIT matches
+ * only, as GitHub's search and Meilisearch (Modrinth's) do: a search matching
+ * most of 100,000 packs would otherwise be counted in full on every page view.
+ */
+export const SEARCH_LIMIT = 1000
+
+// "Listed": what the public sees. Spelled as literals, as the partial indexes of migration 0007 are, so
+// that both engines use those indexes (a bound parameter in their place would not match them).
+const LISTED = sql<boolean>`packs.hidden_at is null and packs.owner_disabled = 0`
+
+/** The listing's conditions. `narrowByTitleIndex`: SQLite's trigram index may name the candidates (see titleIndexNarrows). */
+function applyFilter(eb: ExpressionBuilder<Database, 'packs'>, filter: PackFilter, narrowByTitleIndex: boolean) {
   const conditions = []
   if (filter.q) {
-    // lower() on both sides: LIKE is case-insensitive on SQLite but not on PostgreSQL. `%` and `_` in the
-    // search are plain characters: a search for "50%" means the text "50%".
-    conditions.push(sql<boolean>`lower(${eb.ref('packs.title')}) like ${`%${escapeLike(filter.q.toLowerCase())}%`} escape '\\'`)
+    // lower() on both sides: LIKE is case-insensitive on SQLite but not on PostgreSQL (where the pg_trgm
+    // index on lower(title), migration 0007, serves this very expression). `%` and `_` in the search are plain
+    // characters: a search for "50%" means the text "50%".
+    const pattern = `%${escapeLike(filter.q.toLowerCase())}%`
+    conditions.push(sql<boolean>`lower(${eb.ref('packs.title')}) like ${pattern} escape '\\'`)
+    // A superset of the matches (the index folds case as LIKE does, for ASCII), narrowed by the condition above.
+    if (narrowByTitleIndex) conditions.push(sql<boolean>`${eb.ref('packs.search_seq')} in (select rowid from packs_title_search where title like ${pattern})`)
   }
   if (filter.tag) {
-    conditions.push(eb.exists(
-      eb.selectFrom('pack_tags')
-        .innerJoin('tags', 'tags.id', 'pack_tags.tag_id')
-        .select('pack_tags.tag_id')
-        .whereRef('pack_tags.pack_id', '=', 'packs.id')
-        .where('tags.name_lower', '=', filter.tag.toLowerCase()),
-    ))
+    // The tag's packs by the pack_tags_tag_id index, then sorted: a tag is on few packs of a large site.
+    conditions.push(eb('packs.id', 'in', eb.selectFrom('pack_tags').select('pack_tags.pack_id')
+      .where('pack_tags.tag_id', '=', eb.selectFrom('tags').select('tags.id').where('tags.name_lower', '=', filter.tag.toLowerCase()))))
   }
   if (filter.ownerId) conditions.push(eb('packs.owner_id', '=', filter.ownerId))
-  if (!filter.includeHidden) {
-    conditions.push(eb('packs.hidden_at', 'is', null))
-    conditions.push(eb.not(eb.exists(
-      eb.selectFrom('users as owners').select('owners.id').whereRef('owners.id', '=', 'packs.owner_id').where('owners.disabled_at', 'is not', null),
-    )))
-  }
+  if (!filter.includeHidden) conditions.push(LISTED)
   if (filter.category) {
-    conditions.push(eb.exists(
-      eb.selectFrom('categories')
-        .select('categories.id')
-        .whereRef('categories.id', '=', 'packs.category_id')
-        .where('categories.key', '=', filter.category.toLowerCase()),
-    ))
+    conditions.push(eb('packs.category_id', '=', eb.selectFrom('categories').select('categories.id').where('categories.key', '=', filter.category.toLowerCase())))
   }
   return eb.and(conditions)
 }
 
-/** One page of packs matching `filter` in the `sort` order, and how many match in all. */
+/**
+ * Whether SQLite's trigram index (packs_title_search, migration 0007) can
+ * serve a search: three characters or more (its trigrams), none of LIKE's
+ * special characters. PostgreSQL's pg_trgm index needs no help: its planner
+ * uses it for the query's own LIKE.
+ */
+function titleIndexServes(db: Db, q: string | undefined): q is string {
+  return q !== undefined && [...q].length >= 3 && !/[%_\\]/.test(q) && db.getExecutor().adapter instanceof SqliteAdapter
+}
+
+/**
+ * How many packs match, from pack_counts when no filter but the category
+ * applies (one row), else counted; a search stops counting past SEARCH_LIMIT.
+ * On SQLite a search's matches are counted from the trigram index's
+ * candidates, joined to their packs (about a millisecond at 100,000 packs,
+ * where walking the listing for a rare term took over 100).
+ */
+async function countPacks(db: Db, filter: PackFilter, viaTitleIndex: boolean): Promise<{ total: number; capped: boolean }> {
+  if (!filter.q && !filter.tag && !filter.ownerId && !filter.includeHidden) {
+    let scope = db.selectFrom('pack_counts').select('pack_counts.listed')
+    scope = filter.category
+      ? scope.where('pack_counts.scope', '=', (eb) => eb.selectFrom('categories').select('categories.id').where('categories.key', '=', filter.category!.toLowerCase()))
+      : scope.where('pack_counts.scope', '=', '*')
+    const row = await scope.executeTakeFirst()
+    return { total: Number(row?.listed ?? 0), capped: false }
+  }
+  const conditions = applyFilter(expressionBuilder<Database, 'packs'>(), filter, false)
+  if (filter.q) {
+    const matches = viaTitleIndex
+      ? sql`select 1 from packs_title_search join packs on packs.search_seq = packs_title_search.rowid
+          where packs_title_search.title like ${`%${filter.q.toLowerCase()}%`} and ${conditions} limit ${SEARCH_LIMIT + 1}`
+      : sql`select 1 from packs where ${conditions} limit ${SEARCH_LIMIT + 1}`
+    const result = await sql<{ n: number | string }>`select count(*) as n from (${matches}) as matches`.execute(db)
+    const n = Number(result.rows[0]?.n ?? 0)
+    return { total: Math.min(n, SEARCH_LIMIT), capped: n > SEARCH_LIMIT }
+  }
+  const row = await db.selectFrom('packs').select((eb) => eb.fn.countAll<number | string>().as('n')).where(conditions).executeTakeFirstOrThrow()
+  return { total: Number(row.n), capped: false }
+}
+
+/**
+ * One page of packs matching `filter` in the `sort` order, and how many match
+ * in all (`capped`: a search's count stopped at SEARCH_LIMIT). The page's ids
+ * come first, from an index alone (a deep page skips index entries, not joined
+ * rows); then those packs are read whole.
+ */
 export async function listPacks(
   db: Db,
   filter: PackFilter,
   page: { limit: number; offset: number },
   sort: PackSort = 'updated',
-): Promise<{ items: PackSummaryRecord[]; total: number }> {
-  let query = selectPackBase(db).where((eb) => applyFilter(eb, filter))
+): Promise<{ items: PackSummaryRecord[]; total: number; capped: boolean }> {
+  const viaTitleIndex = titleIndexServes(db, filter.q)
+  const count = await countPacks(db, filter, viaTitleIndex)
+  // A rare term (every match counted): its matches are named by the index, then sorted. A common one is found
+  // faster by walking the listing in order, where the first page's matches come early.
+  const narrow = viaTitleIndex && !count.capped
+  const limit = filter.q ? Math.min(page.limit, SEARCH_LIMIT - page.offset) : page.limit
+  if (limit <= 0 || page.offset >= count.total) return { items: [], ...count }
+  let query = db.selectFrom('packs').select('packs.id').where((eb) => applyFilter(eb, filter, narrow))
   if (sort === 'downloads') query = query.orderBy('packs.downloads', 'desc').orderBy('packs.updated_at', 'desc')
   else if (sort === 'created') query = query.orderBy('packs.created_at', 'desc')
   else query = query.orderBy('packs.updated_at', 'desc')
-  const [rows, count] = await Promise.all([
-    query.orderBy('packs.id').limit(page.limit).offset(page.offset).execute(),
-    db
-      .selectFrom('packs')
-      .select((eb) => eb.fn.countAll<number | string>().as('n'))
-      .where((eb) => applyFilter(eb, filter))
-      .executeTakeFirstOrThrow(),
+  const ids = (await query.orderBy('packs.id').limit(limit).offset(page.offset).execute()).map((r) => r.id)
+  if (ids.length === 0) return { items: [], ...count }
+  const [rows, tags, latest] = await Promise.all([
+    selectPackBase(db).where('packs.id', 'in', ids).execute(),
+    tagsOfPacks(db, ids),
+    latestVersionsOf(db, ids),
   ])
-  const ids = rows.map((r) => r.id)
-  const [tags, latest] = await Promise.all([tagsOfPacks(db, ids), latestVersionsOf(db, ids)])
-  return {
-    items: rows.map((row) => ({ ...toPackRecord(row, tags.get(row.id) ?? []), latest: latest.get(row.id) ?? null })),
-    total: Number(count.n),
-  }
+  const byId = new Map(rows.map((row) => [row.id, row]))
+  const items = ids.flatMap((id) => {
+    const row = byId.get(id)
+    // A pack deleted between the queries (PostgreSQL runs them apart) is left out.
+    return row ? [{ ...toPackRecord(row, tags.get(id) ?? []), latest: latest.get(id) ?? null }] : []
+  })
+  return { items, ...count }
 }
 
 /** Each pack's newest version that is not yanked, in one query; packs whose versions are all yanked are absent. */

@@ -24,9 +24,9 @@ export default async function packsRoutes(app: App): Promise<void> {
     const { q, tag, category } = request.query
     const page = request.query.page ?? 1
     const perPage = request.query.per_page ?? PACKS_PER_PAGE
-    const { items, total } = await listPackPage(app.db, { q, tag, category }, page, perPage, request.query.sort ?? 'updated')
+    const { items, total, capped } = await listPackPage(app.db, { q, tag, category }, page, perPage, request.query.sort ?? 'updated')
     const urls = fileUrls(app.config, request)
-    return { items: items.map((p) => toPackSummary(p, urls)), page, per_page: perPage, total }
+    return { items: items.map((p) => toPackSummary(p, urls)), page, per_page: perPage, total, total_capped: capped }
   })
 
   app.get('/api/packs/:namespace/:pack_id/', {

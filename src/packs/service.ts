@@ -43,14 +43,18 @@ export interface PacksDeps {
   clock?: () => number
 }
 
-/** One page of packs matching `filter` (pages count from 1) in the `sort` order, and how many match in all. */
+/**
+ * One page of packs matching `filter` (pages count from 1) in the `sort`
+ * order, and how many match in all; a title search counts and reaches its
+ * first SEARCH_LIMIT matches only (`capped` when more match).
+ */
 export async function listPackPage(
   db: Db,
   filter: PackFilter,
   page: number,
   perPage: number,
   sort: PackSort = 'updated',
-): Promise<{ items: PackSummaryRecord[]; total: number }> {
+): Promise<{ items: PackSummaryRecord[]; total: number; capped: boolean }> {
   return listPacks(db, filter, { limit: perPage, offset: (page - 1) * perPage }, sort)
 }
 

@@ -70,7 +70,7 @@ export default async function browsePages(app: App): Promise<void> {
   app.get('/', { config: { access: 'gate' }, schema: { hide: true, querystring: BrowseQuery } }, async (request, reply) => {
     const state = parseBrowseQuery(request.query)
     const filter: PackFilter = { q: state.q || undefined, tag: state.tag || undefined, category: state.category || undefined }
-    const [{ items, total }, categories, tags] = await Promise.all([
+    const [{ items, total, capped }, categories, tags] = await Promise.all([
       listPackPage(app.db, filter, state.page, PACKS_PER_PAGE, state.sort),
       listCategories(app.db),
       filterTags(app.db, FILTER_TAGS, state.tag),
@@ -84,6 +84,7 @@ export default async function browsePages(app: App): Promise<void> {
       state,
       items,
       total,
+      capped,
       pages,
       categories: categories.map((c) => ({ key: c.key, name: c.name })),
       tags,
@@ -98,6 +99,8 @@ interface BrowseView {
   state: BrowseState
   items: PackSummaryRecord[]
   total: number
+  /** A search that matches more packs than it counts (SEARCH_LIMIT): shown as "1000+". */
+  capped: boolean
   pages: number
   categories: { key: string; name: string }[]
   tags: TagSuggestionRow[]
@@ -154,7 +157,7 @@ ${filtered ? html`<p class="clear-filters"><a href="/">Clear filters</a></p>` : 
 
 function resultSummary(view: BrowseView, filtered: boolean): SafeHtml {
   const { state } = view
-  const count = `${view.total} ${view.total === 1 ? 'pack' : 'packs'}`
+  const count = view.capped ? `${view.total}+ packs` : `${view.total} ${view.total === 1 ? 'pack' : 'packs'}`
   if (!filtered) return html`${count}`
   const category = view.categories.find((c) => c.key === state.category)?.name ?? state.category
   return html`${count}${state.q ? html` with “${state.q}” in the title` : null}${state.tag ? html` tagged “${state.tag}”` : null}${state.category ? html` in the category “${category}”` : null}`

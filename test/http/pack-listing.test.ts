@@ -1,0 +1,125 @@
+// The packs' listing as it scales (issue 12, item 4; migration 0007): totals
+// kept by triggers follow every change of what is listed, the title search's
+// index follows every title, and a search counts and reaches its first
+// SEARCH_LIMIT matches. Runs on both combinations: SQLite (its FTS5 trigram
+// index) and PostgreSQL (pg_trgm).
+import assert from 'node:assert/strict'
+import { randomUUID } from 'node:crypto'
+import { after, before, describe, test } from 'node:test'
+import { PostgresAdapter, sql } from 'kysely'
+import { SEARCH_LIMIT } from '../../src/packs/repository.js'
+import { insertRows } from '../../src/maintenance/transfer-repository.js'
+import { siteWith, type TestSite, type TestUser } from '../helpers/app.js'
+import { publishPack, seedTags, type PackJson } from '../helpers/packs.js'
+
+interface ListJson { items: PackJson[]; total: number; total_capped: boolean }
+
+let site: TestSite
+let owner: TestUser
+let other: TestUser
+let mod: TestUser
+before(async () => {
+  ({ site, owner, other, mod } = await siteWith({ users: ['owner', 'other'], staff: ['mod'] }))
+  await seedTags(site)
+})
+after(() => site.close())
+
+const list = async (query: Record<string, string> = {}): Promise<ListJson> => {
+  const res = await site.app.inject({ url: '/api/packs/', query, headers: site.gate })
+  assert.equal(res.statusCode, 200, res.body)
+  return res.json() as ListJson
+}
+const post = (url: string, headers: Record<string, string>, payload: object = {}) => site.app.inject({ method: 'POST', url, headers, payload })
+const packUrl = (pack: PackJson) => `/api/packs/${pack.namespace}/${pack.pack_id}/`
+
+describe('listing totals', () => {
+  test('follow publishing, hiding, a disabled owner, a category change and deletion, in all and per category', async () => {
+    const all0 = (await list()).total
+    const theme0 = (await list({ category: 'theme' })).total
+    const a = await publishPack(site, owner, { title: 'Counted One', category: 'theme' })
+    const b = await publishPack(site, other, { title: 'Counted Two', category: 'theme' })
+    const c = await publishPack(site, other, { title: 'Counted Three' })
+    const expect = async (all: number, theme: number, why: string) => {
+      assert.equal((await list()).total, all0 + all, `all: ${why}`)
+      assert.equal((await list({ category: 'theme' })).total, theme0 + theme, `theme: ${why}`)
+      assert.equal((await list({ category: 'kind' })).total, (await list({ category: 'kind', per_page: '100' })).items.length, `kind: ${why}`)
+    }
+    await expect(3, 2, 'three published')
+
+    assert.equal((await post(`${packUrl(a)}hide/`, mod.headers, { reason: 'test' })).statusCode, 200)
+    await expect(2, 1, 'one hidden')
+    assert.equal((await post(`${packUrl(a)}unhide/`, mod.headers, { reason: 'test' })).statusCode, 200)
+    await expect(3, 2, 'unhidden')
+
+    assert.equal((await post('/api/users/other/disable/', mod.headers, { reason: 'test' })).statusCode, 200)
+    await expect(1, 1, 'the owner of two disabled')
+    assert.deepEqual((await list({ q: 'Counted' })).items.map((p) => p.title), ['Counted One'])
+    assert.equal((await post('/api/users/other/enable/', mod.headers, { reason: 'test' })).statusCode, 200)
+    await expect(3, 2, 'enabled again')
+
+    const moved = await site.app.inject({ method: 'PATCH', url: packUrl(b), headers: other.headers, payload: { revision: b.revision, category: 'kind' } })
+    assert.equal(moved.statusCode, 200, moved.body)
+    await expect(3, 1, 'one moved to another category')
+
+    assert.equal((await site.app.inject({ method: 'DELETE', url: packUrl(c), headers: other.headers })).statusCode, 204)
+    await expect(2, 1, 'one deleted')
+  })
+})
+
+describe('title search', () => {
+  test('has its index on either engine: FTS5 trigram on SQLite, pg_trgm on PostgreSQL', async () => {
+    const db = site.app.db
+    const found = db.getExecutor().adapter instanceof PostgresAdapter
+      ? await sql`select indexname from pg_indexes where indexname = 'packs_title_trgm'`.execute(db)
+      : await sql`select name from sqlite_master where name = 'packs_title_search'`.execute(db)
+    assert.equal(found.rows.length, 1)
+  })
+
+  test('the index follows a title change and a deletion; short and special-character terms still match', async () => {
+    const pack = await publishPack(site, owner, { title: 'Quixotic Lanterns' })
+    assert.deepEqual((await list({ q: 'xotic lan' })).items.map((p) => p.id), [`${pack.namespace}:${pack.pack_id}`])
+    const renamed = await site.app.inject({ method: 'PATCH', url: packUrl(pack), headers: owner.headers, payload: { revision: pack.revision, title: 'Zephyrine Lamps' } })
+    assert.equal(renamed.statusCode, 200, renamed.body)
+    assert.equal((await list({ q: 'quixotic' })).total, 0, 'the old title no longer matches')
+    assert.equal((await list({ q: 'ZEPHYRINE' })).total, 1, 'the new one does, in any case')
+    assert.equal((await list({ q: 'ze' })).total, 1, 'two letters: no trigram, still found')
+    assert.equal((await list({ q: 'ine L' })).total, 1)
+    assert.equal(((await site.app.inject({ method: 'DELETE', url: packUrl(pack), headers: owner.headers })).statusCode), 204)
+    assert.equal((await list({ q: 'zephyrine' })).total, 0)
+  })
+
+  test(`a search matching more than ${SEARCH_LIMIT} packs counts and pages through the first ${SEARCH_LIMIT}`, async () => {
+    // Rows made directly through the repositories' bulk insert (as an import writes them): publishing a
+    // thousand packs over HTTP would take most of a minute and show nothing more.
+    const now = Date.now()
+    const ownerId = (await site.app.db.selectFrom('users').select('id').where('username', '=', 'owner').executeTakeFirstOrThrow()).id
+    const rows = Array.from({ length: SEARCH_LIMIT + 50 }, (_, i) => ({
+      id: randomUUID(), namespace: 'owner', pack_id: `common-${i}`, owner_id: ownerId, title: `Commonplace ${i}`, summary: '', description: '',
+      category_id: null, thumbnail_file_id: null, created_at: new Date(now - i * 1000).toISOString(), updated_at: new Date(now - i * 1000).toISOString(),
+      hidden_at: null, short_id: null,
+    }))
+    await site.app.db.transaction().execute((trx) => insertRows(trx, 'packs', rows as never))
+    await publishPack(site, owner, { title: 'Commonplace but rare: Vexillology' })
+
+    const first = await list({ q: 'commonplace' })
+    assert.equal(first.total, SEARCH_LIMIT)
+    assert.equal(first.total_capped, true)
+    assert.equal(first.items[0]!.title, 'Commonplace but rare: Vexillology', 'newest first')
+    const last = await list({ q: 'commonplace', per_page: '100', page: String(SEARCH_LIMIT / 100) })
+    assert.equal(last.items.length, 100)
+    assert.deepEqual((await list({ q: 'commonplace', per_page: '100', page: String(SEARCH_LIMIT / 100 + 1) })).items, [])
+
+    const rare = await list({ q: 'vexillology' })
+    assert.deepEqual([rare.total, rare.total_capped], [1, false])
+    const unfiltered = await list()
+    assert.equal(unfiltered.total_capped, false)
+    assert.ok(unfiltered.total > SEARCH_LIMIT, 'the listing without a search counts everything')
+
+    const page = await site.app.inject({ url: '/?q=commonplace', headers: { ...site.gate, accept: 'text/html' } })
+    assert.equal(page.statusCode, 200)
+    assert.match(page.body, new RegExp(`${SEARCH_LIMIT}\\+ packs with “commonplace” in the title`))
+    const past = await site.app.inject({ url: `/?q=commonplace&page=${SEARCH_LIMIT / 20 + 1}`, headers: { ...site.gate, accept: 'text/html' } })
+    assert.equal(past.statusCode, 404)
+    assert.match(past.body, /the last one is page 50/)
+  })
+})
