@@ -24,6 +24,7 @@ import type { UpdateCheckCacheLimits } from './update-check/cache.js'
 import { Gate } from './accounts/gate.js'
 import gate from './accounts/gate-plugin.js'
 import auth from './accounts/auth.js'
+import bulkhead from './http/bulkhead.js'
 import { PasswordHasher } from './accounts/passwords.js'
 import metrics from './stats/plugin.js'
 import downloads, { type DownloadsOptions } from './downloads/plugin.js'
@@ -206,6 +207,8 @@ async function registerAll(app: App, config: Config, options: BuildOptions): Pro
   // Phase 2: our services, and their hooks on every route.
   await app.register(gate)
   await app.register(auth)
+  // Heavy reads (config.heavy) take turns, so they never crowd out the update-check (src/http/bulkhead.ts).
+  await app.register(bulkhead)
   installTextInputCheck(app)
   // Per-route request metrics, the event-loop monitor and app.statsSnapshot() (src/stats/plugin.ts).
   await app.register(metrics)

@@ -11,7 +11,7 @@ export const AUDIT_PER_PAGE = 50
 
 export default async function auditRoutes(app: App): Promise<void> {
   app.get('/api/audit/', {
-    config: { access: 'staff' },
+    config: { access: 'staff', heavy: true },
     schema: {
       summary: 'The audit log (staff only)',
       description: 'Who did what to which pack, version or account, and when: publishing, edits, yanks, deletions, '

@@ -9,7 +9,7 @@ import { tagSuggestions, userSuggestions } from './service.js'
 
 export default async function autocompleteRoutes(app: App): Promise<void> {
   app.get('/api/tags/autocomplete/', {
-    config: { access: 'gate' },
+    config: { access: 'gate', heavy: true },
     schema: {
       summary: 'Tag autocomplete',
       description:
@@ -26,7 +26,7 @@ export default async function autocompleteRoutes(app: App): Promise<void> {
   })
 
   app.get('/api/users/autocomplete/', {
-    config: { access: 'gate' },
+    config: { access: 'gate', heavy: true },
     schema: {
       summary: 'User autocomplete',
       description: `Users whose name starts with \`q\`, case-insensitively, in name order. At most ${MAX_SUGGESTIONS}.`,

@@ -89,6 +89,9 @@ async function openPostgres(url: string): Promise<Db> {
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
 }
 
+const SQLITE_MMAP_BYTES = 1024 * 1024 * 1024
+const SQLITE_CACHE_KIB = 64 * 1024
+
 async function openSqlite(file: string): Promise<Db> {
   const { default: BetterSqlite3 } = await import('better-sqlite3')
   if (file !== ':memory:') {
@@ -106,6 +109,11 @@ async function openSqlite(file: string): Promise<Db> {
     sqlite.pragma('foreign_keys = ON')
     sqlite.pragma('busy_timeout = 5000')
     sqlite.pragma('synchronous = NORMAL')
+    // Reads through a memory map and a 64 MiB page cache instead of a read() system call per page: at
+    // 100,000 packs (a 700 MB file) a page of 20 packs touched ~300 pages not in SQLite's default 2 MiB
+    // cache, about 0.7 ms a query. The map is the OS's page cache, shared, and bounded by this size.
+    sqlite.pragma(`mmap_size = ${SQLITE_MMAP_BYTES}`)
+    sqlite.pragma(`cache_size = -${SQLITE_CACHE_KIB}`)
   } catch (error) {
     throw new ConfigError(`DATABASE_URL: cannot open SQLite database ${file}: ${(error as Error).message}`)
   }

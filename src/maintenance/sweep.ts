@@ -39,6 +39,8 @@ export interface Sweeper {
 
 /** A pass on a huge store must not hold the sweep for long; what is left is walked by the next passes. */
 const CHECK_BUDGET_MS = 60_000
+/** The share of the event loop a background pass may take (see Pacer in ./doctor.ts). */
+const BACKGROUND_DUTY_CYCLE = 0.25
 /** Finding lines logged per pass; the summary counts them all. */
 const MAX_LOGGED_FINDINGS = 50
 
@@ -64,6 +66,8 @@ export function startSweeper({ db, store, draftTtlMs, intervalMs, orphanGraceMs,
       deadline: Date.now() + checkBudgetMs,
       ...(resumeAfter ? { after: resumeAfter } : {}),
       onFinding,
+      // A live site's requests come first: the check takes at most a quarter of the event loop.
+      dutyCycle: BACKGROUND_DUTY_CYCLE,
     })
     resumeAfter = report.complete ? undefined : report.resumeAfter
     const summary = formatSummary(report, orphanGraceMs)

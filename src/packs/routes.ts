@@ -11,7 +11,7 @@ import { addVersion, getPack, listPackPage } from './service.js'
 
 export default async function packsRoutes(app: App): Promise<void> {
   app.get('/api/packs/', {
-    config: { access: 'gate' },
+    config: { access: 'gate', heavy: true },
     schema: {
       summary: 'List packs',
       description: 'Most recently updated first (see sort). Filters combine: title search, tag name, category key. '
@@ -30,7 +30,7 @@ export default async function packsRoutes(app: App): Promise<void> {
   })
 
   app.get('/api/packs/:namespace/:pack_id/', {
-    config: { access: 'gate' },
+    config: { access: 'gate', heavy: true },
     schema: {
       summary: 'A pack',
       description: 'Everything a pack page shows, with all versions newest first. A hidden pack is 404 except to its owner and staff.',

@@ -62,7 +62,7 @@ function parseQuery(query: RawQuery): AuditState {
 }
 
 export default async function auditPages(app: App): Promise<void> {
-  app.get('/staff/audit/', { config: { access: 'staff' }, schema: { hide: true, querystring: AuditPageQuery } }, async (request, reply) => {
+  app.get('/staff/audit/', { config: { access: 'staff', heavy: true }, schema: { hide: true, querystring: AuditPageQuery } }, async (request, reply) => {
     const state = parseQuery(request.query)
     const query: AuditQueryInput = {
       target_type: state.targetType || undefined,

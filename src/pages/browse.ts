@@ -67,7 +67,7 @@ function parseBrowseQuery(query: RawQuery): BrowseState {
 }
 
 export default async function browsePages(app: App): Promise<void> {
-  app.get('/', { config: { access: 'gate' }, schema: { hide: true, querystring: BrowseQuery } }, async (request, reply) => {
+  app.get('/', { config: { access: 'gate', heavy: true }, schema: { hide: true, querystring: BrowseQuery } }, async (request, reply) => {
     const state = parseBrowseQuery(request.query)
     const filter: PackFilter = { q: state.q || undefined, tag: state.tag || undefined, category: state.category || undefined }
     const [{ items, total, capped }, categories, tags] = await Promise.all([

@@ -18,7 +18,7 @@ const PackPageParams = Type.Object({ namespace: Type.String(), pack_id: Type.Str
 
 export default async function packPages(app: App): Promise<void> {
   app.get('/packs/:namespace/:pack_id/', {
-    config: { access: 'gate' },
+    config: { access: 'gate', heavy: true },
     schema: { hide: true, params: PackPageParams },
   }, async (request, reply) => {
     // Stored in lower case; the page answers to any case, like the API.

@@ -41,7 +41,7 @@ function parsePage(raw: string | string[] | undefined): number {
 
 export default async function profilePages(app: App): Promise<void> {
   app.get('/users/:username/', {
-    config: { access: 'gate' },
+    config: { access: 'gate', heavy: true },
     schema: { hide: true, params: ProfileParams, querystring: ProfileQuery },
   }, async (request, reply) => {
     const page = parsePage(request.query.page)

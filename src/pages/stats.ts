@@ -13,7 +13,7 @@ import { html, type SafeHtml } from '../web/html.js'
 const CHART_ROUTES = 12
 
 export default async function statsPages(app: App): Promise<void> {
-  app.get('/staff/stats/', { config: { access: 'staff' }, schema: { hide: true } }, async (request, reply) => {
+  app.get('/staff/stats/', { config: { access: 'staff', heavy: true }, schema: { hide: true } }, async (request, reply) => {
     const snapshot = await app.statsSnapshot()
     return sendPage(app, request, reply, { title: 'Statistics', body: statsBody(snapshot) })
   })

@@ -12,7 +12,7 @@ import { getProfile } from './service.js'
 
 export default async function profileRoutes(app: App): Promise<void> {
   app.get('/api/users/:username/', {
-    config: { access: 'gate' },
+    config: { access: 'gate', heavy: true },
     schema: {
       summary: 'A user\'s profile',
       description: 'The user (username matched case-insensitively) and their packs, most recently updated first, '

@@ -4,7 +4,7 @@ import { StatsSnapshot } from '../api/stats.js'
 
 export default async function statsRoutes(app: App): Promise<void> {
   app.get('/api/stats/', {
-    config: { access: 'staff' },
+    config: { access: 'staff', heavy: true },
     schema: {
       summary: 'Server statistics (staff only)',
       description:

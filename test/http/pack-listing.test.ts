@@ -123,3 +123,17 @@ describe('title search', () => {
     assert.match(past.body, /the last one is page 50/)
   })
 })
+
+describe('heavy reads take turns (src/http/bulkhead.ts)', () => {
+  test('many at once all answer, in turns, and every slot is given back', async () => {
+    const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => i % 2
+      ? site.app.inject({ url: '/api/packs/', query: { q: 'count' }, headers: site.gate })
+      : site.app.inject({ url: '/', headers: { ...site.gate, accept: 'text/html' } })))
+    assert.deepEqual(new Set(answers.map((a) => a.statusCode)), new Set([200]))
+    assert.equal(site.app.bulkhead.inProgress, 0)
+    assert.equal(site.app.bulkhead.queued, 0)
+    // The update-check is not one of them.
+    assert.equal((await site.app.inject({ url: '/api/packs/owner/none/latest', headers: site.gate })).statusCode, 404)
+    assert.equal(site.app.bulkhead.inProgress, 0)
+  })
+})
