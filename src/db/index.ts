@@ -5,7 +5,7 @@ import path from 'node:path'
 import type SQLite from 'better-sqlite3'
 // Kysely's dialects are plain classes that take a driver; the drivers
 // themselves (pg, better-sqlite3) are imported only for the URL that needs one.
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration, type MigrationProvider } from 'kysely'
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Driver, type Migration, type MigrationProvider } from 'kysely'
 import { ConfigError } from '../config/index.js'
 import type { Database } from './schema.js'
 import * as initial from './migrations/2026_11_22_0001_initial.js'
@@ -117,7 +117,59 @@ async function openSqlite(file: string): Promise<Db> {
   } catch (error) {
     throw new ConfigError(`DATABASE_URL: cannot open SQLite database ${file}: ${(error as Error).message}`)
   }
-  return new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) })
+  return new Kysely<Database>({ dialect: new TurnTakingSqliteDialect({ database: withStatementCache(sqlite) }) })
+}
+
+/** How long SQLite work may hold the event loop before the next query waits for a turn (see Turns). */
+const TURN_MS = 1
+
+/**
+ * better-sqlite3 answers on the event loop's own thread, and Kysely's awaits
+ * around it resolve at once, so a request that runs several queries (a page:
+ * a count, a page of ids, the packs, their tags and versions) would hold the
+ * loop from its first query to its last. Every other request, the
+ * update-check included, waits that long. Before a query, once SQLite work has
+ * held the loop for TURN_MS in this turn, the query waits for the next turn
+ * (setImmediate): sockets are read and light requests answered in between. A
+ * request that needs one query never waits; nothing waits on an idle site.
+ */
+class Turns {
+  private turnStartedAt: number | undefined
+
+  async take(): Promise<void> {
+    const now = performance.now()
+    if (this.turnStartedAt === undefined) {
+      this.turnStartedAt = now
+      // Runs at the end of this turn (before any query that waited for the next one).
+      setImmediate(() => { this.turnStartedAt = undefined })
+      return
+    }
+    if (now - this.turnStartedAt >= TURN_MS) await new Promise((resolve) => setImmediate(resolve))
+  }
+}
+
+/** Kysely's SQLite dialect, whose queries (each taking the one connection) first take a turn (see Turns). */
+class TurnTakingSqliteDialect extends SqliteDialect {
+  private readonly turns = new Turns()
+
+  override createDriver(): Driver {
+    const driver = super.createDriver()
+    const turns = this.turns
+    // Before the connection is taken, so a waiting query holds nothing; a transaction's queries share one
+    // connection and are not delayed again.
+    return new Proxy(driver, {
+      get(target, property, receiver) {
+        if (property === 'acquireConnection') {
+          return async () => {
+            await turns.take()
+            return target.acquireConnection()
+          }
+        }
+        const value: unknown = Reflect.get(target, property, receiver)
+        return typeof value === 'function' ? value.bind(target) : value
+      },
+    })
+  }
 }
 
 const STATEMENT_CACHE_SIZE = 256

