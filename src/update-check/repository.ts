@@ -1,7 +1,7 @@
 // The update-check's queries. Namespaces and pack ids are stored in lower
 // case, so it takes lower-cased keys and the unique index (namespace, pack_id)
 // serves it directly.
-import { sql } from 'kysely'
+import { CompiledQuery, sql } from 'kysely'
 import type { Db } from '../db/index.js'
 import type { PackDeclaration } from '../minecraft/declaration.js'
 import { declarationOf } from '../packs/repository.js'
@@ -74,10 +74,24 @@ function toCandidate(row: PublicVersionRow): CandidateVersion {
   }
 }
 
+// The update-check's miss (every player's first ask about a pack since it changed, and each ask about one of
+// the many packs a large site cannot keep answers for) runs one query. Building and compiling it with Kysely
+// took about as long as SQLite took to run it, so it is compiled once per database, with marker values where
+// the namespace and the pack id go, and run with the real ones in their places.
+const NAMESPACE_MARK = '\u0000namespace'
+const PACK_ID_MARK = '\u0000pack_id'
+const newestVersionQueries = new WeakMap<Db, CompiledQuery<PublicVersionRow>>()
+
 /** The newest public version of a pack (by publication time) that is not yanked; undefined when there is none. One query. */
 export async function findNewestVersion(db: Db, namespace: string, packId: string): Promise<CandidateVersion | undefined> {
-  const row = await publicVersions(db, namespace, packId).limit(1).executeTakeFirst()
-  return row && toCandidate(row)
+  let compiled = newestVersionQueries.get(db)
+  if (!compiled) {
+    compiled = publicVersions(db, NAMESPACE_MARK, PACK_ID_MARK).limit(1).compile()
+    newestVersionQueries.set(db, compiled)
+  }
+  const parameters = compiled.parameters.map((p) => (p === NAMESPACE_MARK ? namespace : p === PACK_ID_MARK ? packId : p))
+  const { rows } = await db.executeQuery<PublicVersionRow>(CompiledQuery.raw(compiled.sql, parameters))
+  return rows[0] && toCandidate(rows[0])
 }
 
 /** Versions (not yanked, newest first) a compatibility variant chooses from; a pack keeps far fewer in practice. */
