@@ -238,7 +238,10 @@ async function main(): Promise<void> {
     const snapshot = (async () => {
       const t = Date.now()
       const response = await fetch(`${server.url}/api/stats/`, { headers: staff })
-      await response.arrayBuffer()
+      const body = await response.json() as { event_loop?: { delay?: { p99_ms: number; max_ms: number } } }
+      // The server's own event-loop monitor, over everything since the first snapshot: every run above.
+      const delay = body.event_loop?.delay
+      if (delay) log(`event-loop delay over the runs above (the server's monitor): p99 ${delay.p99_ms} ms, max ${delay.max_ms} ms`)
       snapshotDone = true
       return Date.now() - t
     })()
