@@ -14,6 +14,7 @@ import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import { sql } from 'kysely'
 import { migrateToLatest, openDatabase } from '../src/db/index.js'
 import { newShortId } from '../src/db/short-ids.js'
 import { insertRows, type Table } from '../src/maintenance/transfer-repository.js'
@@ -130,9 +131,11 @@ async function seed(dataDir: string, databaseUrl: string): Promise<{ seconds: nu
       file_id: fileIds[i], created_at: new Date(Date.parse(now) - pack * 60_000 + n * 1000).toISOString(), yanked_at: null, downloads: n, short_id: newShortId(),
     }
   })
+  const pgBytes = databaseUrl.startsWith('sqlite:') ? Number.NaN
+    : Number((await sql<{ n: string }>`select pg_database_size(current_database()) as n`.execute(db)).rows[0]?.n)
   await db.destroy()
   const dbFile = path.join(dataDir, 'packs.db')
-  const bytes = databaseUrl.startsWith('sqlite:') ? ['', '-wal', '-shm'].reduce((sum, ext) => sum + (fs.statSync(dbFile + ext, { throwIfNoEntry: false })?.size ?? 0), 0) : Number.NaN
+  const bytes = databaseUrl.startsWith('sqlite:') ? ['', '-wal', '-shm'].reduce((sum, ext) => sum + (fs.statSync(dbFile + ext, { throwIfNoEntry: false })?.size ?? 0), 0) : pgBytes
   return { seconds: (Date.now() - started) / 1000, bytes, packPaths }
 }
 
