@@ -40,6 +40,8 @@ export const TOKEN_MAX_DAYS = 3650
 export const PACKS_PER_PAGE = 20
 /** The most a client may ask for with per_page. */
 export const MAX_PACKS_PER_PAGE = 100
+/** Longest title search, in characters (API and browse page alike); titles are far shorter. */
+export const MAX_SEARCH_LENGTH = 200
 
 /** Autocomplete suggestions per answer. */
 export const MAX_SUGGESTIONS = 20

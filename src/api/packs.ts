@@ -1,6 +1,6 @@
 // Packs as the API shows them (their mappers: src/packs/mapper.ts).
 import { Type, type Static } from 'typebox'
-import { MAX_PACKS_PER_PAGE, PACKS_PER_PAGE } from './constants.js'
+import { MAX_PACKS_PER_PAGE, MAX_SEARCH_LENGTH, PACKS_PER_PAGE } from './constants.js'
 
 const DateTime = Type.String({ format: 'date-time' })
 export const PackFormat = Type.Union([Type.Integer(), Type.Null()], {
@@ -139,7 +139,7 @@ export const PackParams = Type.Object({
 export const MAX_PAGE = 100_000
 
 export const PackListQuery = Type.Object({
-  q: Type.Optional(Type.String({ description: 'Part of the title, case-insensitive.' })),
+  q: Type.Optional(Type.String({ maxLength: MAX_SEARCH_LENGTH, description: 'Part of the title, case-insensitive; the first 1,000 matches are counted and paged (total_capped).' })),
   tag: Type.Optional(Type.String({ description: 'Only packs with this tag (name, case-insensitive).' })),
   category: Type.Optional(Type.String({ description: 'Only packs in this category (key).' })),
   sort: Type.Optional(Type.Union([Type.Literal('updated'), Type.Literal('downloads'), Type.Literal('created')], {

@@ -16,13 +16,15 @@
 // paths (the update-check, downloads, uploads) never wait here.
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { ServiceUnavailable } from '../errors.js'
+import { sendError } from './errors.js'
 import type { App } from './types.js'
 
 /** Heavy requests in progress at once: SQLite works on this thread (one; measured better than two: the update-check beside 20 searching connections p50 8.6 ms against 18.7), PostgreSQL does not (more). */
 export const HEAVY_SLOTS = { sqlite: 1, postgres: 8 } as const
 /** Heavy requests waiting for a slot; one more is refused (503) rather than queued without end. */
 export const HEAVY_QUEUE = 512
+/** Retry-After of that refusal: the line moves in milliseconds. */
+const BUSY_RETRY_AFTER_SECONDS = 1
 
 export class Bulkhead {
   private active = 0
@@ -95,8 +97,12 @@ export default fp(async function bulkhead(app: App) {
       gone = true
       cancel()
     }))
-    // Null: the line is full, or the client left while waiting (the answer then goes nowhere).
-    if (release === null) throw new ServiceUnavailable('the site is busy answering other pages; try again in a moment')
+    // Null: the line is full, or the client left while waiting (the answer then goes nowhere). Answered here,
+    // not thrown: a flood of refusals is not a backend failure, and must not write an error line each.
+    if (release === null) {
+      reply.header('retry-after', String(BUSY_RETRY_AFTER_SECONDS))
+      return sendError(reply, 503, 'the site is busy answering other pages; try again in a moment')
+    }
     // 'close' comes after the answer is sent, and also when the client goes away first; if it already
     // came (gone before a free slot was taken), the slot is given back now.
     if (gone || raw.destroyed || raw.socket?.destroyed !== false) release()

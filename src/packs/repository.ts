@@ -296,17 +296,24 @@ export const SEARCH_LIMIT = 1000
 // that both engines use those indexes (a bound parameter in their place would not match them).
 const LISTED = sql<boolean>`packs.hidden_at is null and packs.owner_disabled = 0`
 
-/** The listing's conditions. `narrowByTitleIndex`: SQLite's trigram index may name the candidates (see titleIndexNarrows). */
-function applyFilter(eb: ExpressionBuilder<Database, 'packs'>, filter: PackFilter, narrowByTitleIndex: boolean) {
+/** LIKE's pattern for titles containing `q`, in lower case; `%` and `_` in it are plain characters. */
+function containsPattern(q: string): string {
+  return `%${escapeLike(q.toLowerCase())}%`
+}
+
+/** The listing's conditions. `narrowByTitleIndex`: SQLite's trigram index may name the candidates (see titleIndexTerm). */
+function applyFilter(eb: ExpressionBuilder<Database, 'packs'>, filter: PackFilter, narrowByTitleIndex?: string) {
   const conditions = []
   if (filter.q) {
     // lower() on both sides: LIKE is case-insensitive on SQLite but not on PostgreSQL (where the pg_trgm
     // index on lower(title), migration 0007, serves this very expression). `%` and `_` in the search are plain
     // characters: a search for "50%" means the text "50%".
-    const pattern = `%${escapeLike(filter.q.toLowerCase())}%`
+    const pattern = containsPattern(filter.q)
     conditions.push(sql<boolean>`lower(${eb.ref('packs.title')}) like ${pattern} escape '\\'`)
     // A superset of the matches (the index folds case as LIKE does, for ASCII), narrowed by the condition above.
-    if (narrowByTitleIndex) conditions.push(sql<boolean>`${eb.ref('packs.search_seq')} in (select rowid from packs_title_search where title like ${pattern})`)
+    if (narrowByTitleIndex !== undefined) {
+      conditions.push(sql<boolean>`${eb.ref('packs.search_seq')} in (select rowid from packs_title_search where title like ${containsPattern(narrowByTitleIndex)})`)
+    }
   }
   if (filter.tag) {
     // The tag's packs by the pack_tags_tag_id index, then sorted: a tag is on few packs of a large site.
@@ -322,13 +329,17 @@ function applyFilter(eb: ExpressionBuilder<Database, 'packs'>, filter: PackFilte
 }
 
 /**
- * Whether SQLite's trigram index (packs_title_search, migration 0007) can
- * serve a search: three characters or more (its trigrams), none of LIKE's
- * special characters. PostgreSQL's pg_trgm index needs no help: its planner
- * uses it for the query's own LIKE.
+ * What SQLite's trigram index (packs_title_search, migration 0007) can look up
+ * for a search: its longest run of three characters or more (the index's
+ * trigrams) without LIKE's special characters, whose matches are a superset of
+ * the search's (the exact condition is applied as well); undefined when it has
+ * none, or on PostgreSQL, whose planner uses its pg_trgm index for the query's
+ * own LIKE.
  */
-function titleIndexServes(db: Db, q: string | undefined): q is string {
-  return q !== undefined && [...q].length >= 3 && !/[%_\\]/.test(q) && db.getExecutor().adapter instanceof SqliteAdapter
+function titleIndexTerm(db: Db, q: string | undefined): string | undefined {
+  if (q === undefined || !(db.getExecutor().adapter instanceof SqliteAdapter)) return undefined
+  const longest = q.split(/[%_\\]/).reduce((a, b) => ([...b].length > [...a].length ? b : a), '')
+  return [...longest].length >= 3 ? longest : undefined
 }
 
 /**
@@ -338,7 +349,7 @@ function titleIndexServes(db: Db, q: string | undefined): q is string {
  * candidates, joined to their packs (about a millisecond at 100,000 packs,
  * where walking the listing for a rare term took over 100).
  */
-async function countPacks(db: Db, filter: PackFilter, viaTitleIndex: boolean): Promise<{ total: number; capped: boolean }> {
+async function countPacks(db: Db, filter: PackFilter, titleTerm: string | undefined): Promise<{ total: number; capped: boolean }> {
   if (!filter.q && !filter.tag && !filter.ownerId && !filter.includeHidden) {
     let scope = db.selectFrom('pack_counts').select('pack_counts.listed')
     scope = filter.category
@@ -347,11 +358,11 @@ async function countPacks(db: Db, filter: PackFilter, viaTitleIndex: boolean): P
     const row = await scope.executeTakeFirst()
     return { total: Number(row?.listed ?? 0), capped: false }
   }
-  const conditions = applyFilter(expressionBuilder<Database, 'packs'>(), filter, false)
+  const conditions = applyFilter(expressionBuilder<Database, 'packs'>(), filter)
   if (filter.q) {
-    const matches = viaTitleIndex
+    const matches = titleTerm !== undefined
       ? sql`select 1 from packs_title_search join packs on packs.search_seq = packs_title_search.rowid
-          where packs_title_search.title like ${`%${filter.q.toLowerCase()}%`} and ${conditions} limit ${SEARCH_LIMIT + 1}`
+          where packs_title_search.title like ${containsPattern(titleTerm)} and ${conditions} limit ${SEARCH_LIMIT + 1}`
       : sql`select 1 from packs where ${conditions} limit ${SEARCH_LIMIT + 1}`
     const result = await sql<{ n: number | string }>`select count(*) as n from (${matches}) as matches`.execute(db)
     const n = Number(result.rows[0]?.n ?? 0)
@@ -373,11 +384,11 @@ export async function listPacks(
   page: { limit: number; offset: number },
   sort: PackSort = 'updated',
 ): Promise<{ items: PackSummaryRecord[]; total: number; capped: boolean }> {
-  const viaTitleIndex = titleIndexServes(db, filter.q)
-  const count = await countPacks(db, filter, viaTitleIndex)
+  const titleTerm = titleIndexTerm(db, filter.q)
+  const count = await countPacks(db, filter, titleTerm)
   // A rare term (every match counted): its matches are named by the index, then sorted. A common one is found
   // faster by walking the listing in order, where the first page's matches come early.
-  const narrow = viaTitleIndex && !count.capped
+  const narrow = count.capped ? undefined : titleTerm
   const limit = filter.q ? Math.min(page.limit, SEARCH_LIMIT - page.offset) : page.limit
   if (limit <= 0 || page.offset >= count.total) return { items: [], ...count }
   let query = db.selectFrom('packs').select('packs.id').where((eb) => applyFilter(eb, filter, narrow))

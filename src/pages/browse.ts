@@ -3,7 +3,7 @@
 // chips. Everything is a plain
 // link or a GET form, so it works without scripts and every state has a URL.
 import { Type } from 'typebox'
-import { PACKS_PER_PAGE } from '../api/constants.js'
+import { MAX_SEARCH_LENGTH, PACKS_PER_PAGE } from '../api/constants.js'
 import { listPackPage, type PackFilter, type PackSort, type PackSummaryRecord } from '../packs/service.js'
 import { filterTags, listCategories, type TagSuggestionRow } from '../packs/tags.js'
 import { BadRequest, NotFound } from '../errors.js'
@@ -16,7 +16,6 @@ import { packCard } from './pack-card.js'
 
 /** How many of the most used tags are offered as filter chips. */
 const FILTER_TAGS = 24
-const MAX_SEARCH_LENGTH = 200
 /** Nine digits: far past any real page, and never an offset SQLite cannot take. */
 const PAGE_PATTERN = /^[0-9]{1,9}$/
 

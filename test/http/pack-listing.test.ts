@@ -136,4 +136,40 @@ describe('heavy reads take turns (src/http/bulkhead.ts)', () => {
     assert.equal((await site.app.inject({ url: '/api/packs/owner/none/latest', headers: site.gate })).statusCode, 404)
     assert.equal(site.app.bulkhead.inProgress, 0)
   })
+
+  test('a full line is a 503 with Retry-After and a detail, at once; the update-check still answers', async () => {
+    const line = site.app.bulkhead
+    const held = await Promise.all(Array.from({ length: line.slots }, () => line.acquire(() => {})))
+    const waiting = Array.from({ length: line.queueLimit }, () => line.acquire(() => {}))
+    assert.equal(line.queued, line.queueLimit)
+    const refused = await site.app.inject({ url: '/api/packs/', query: { q: 'x'.repeat(200) }, headers: site.gate })
+    assert.equal(refused.statusCode, 503)
+    assert.equal(refused.headers['retry-after'], '1')
+    assert.match((refused.json() as { detail: string }).detail, /busy/)
+    assert.equal((await site.app.inject({ url: '/api/packs/owner/none/latest', headers: site.gate })).statusCode, 404)
+    // Each waiter, once it has its slot, gives it back to the next.
+    const drained = Promise.all(waiting.map(async (granted) => (await granted)!()))
+    for (const release of held) release!()
+    await drained
+    assert.equal(line.inProgress, 0)
+    assert.equal((await site.app.inject({ url: '/api/packs/', headers: site.gate })).statusCode, 200)
+  })
+
+  test('a search longer than 200 characters is a 400 naming the limit, on the API as on the page', async () => {
+    const api = await site.app.inject({ url: '/api/packs/', query: { q: 'x'.repeat(201) }, headers: site.gate })
+    assert.equal(api.statusCode, 400)
+    assert.match((api.json() as { detail: string }).detail, /200/)
+    const page = await site.app.inject({ url: `/?q=${'x'.repeat(100_000)}`, headers: { ...site.gate, accept: 'text/html' } })
+    assert.equal(page.statusCode, 400)
+  })
+})
+
+test('a search with LIKE\'s special characters is matched literally, with the title index when it has a longer plain run', async () => {
+  const pack = await publishPack(site, owner, { title: 'Zorblax 100%_Fresh\\Cut' })
+  const id = `${pack.namespace}:${pack.pack_id}`
+  for (const q of ['100%_fresh\\cut', '%_Fresh', 'blax 100%', '0%_F']) {
+    assert.deepEqual((await list({ q })).items.map((p) => p.id), [id], q)
+  }
+  assert.equal((await list({ q: '100%-fresh' })).total, 0, '"%" is not a wildcard')
+  assert.equal((await list({ q: 'zorblax_' })).total, 0, '"_" is not a wildcard')
 })
