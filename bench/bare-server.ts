@@ -2,7 +2,10 @@
 // answers every request with the same bytes our server sends for
 // GET /api/packs/{namespace}/{pack_id}/latest. Runs in its own process (like our
 // server) so it never shares an event loop with the load generator.
-// Input: BENCH_BODY_B64 (the body), BENCH_CONTENT_TYPE. Output: its port on stdout.
+// Input: BENCH_BODY_B64 (the body), BENCH_CONTENT_TYPE, and BENCH_HEADERS_JSON: the
+// header fields our server sent ([[name, value], ...]), so the baseline writes
+// the same bytes, headers included (Node adds Date and Connection to both).
+// Output: its port on stdout.
 import http from 'node:http'
 
 const body = Buffer.from(process.env.BENCH_BODY_B64 ?? '', 'base64')
@@ -11,6 +14,8 @@ if (body.length === 0 && process.env.BENCH_SINK !== '1') {
   process.stderr.write('bare-server: BENCH_BODY_B64 is empty\n')
   process.exit(1)
 }
+
+const sameHeaders = process.env.BENCH_HEADERS_JSON ? (JSON.parse(process.env.BENCH_HEADERS_JSON) as [string, string][]).flat() : undefined
 
 // BENCH_NOT_MODIFIED=1: the baseline of the conditional update-check, a 304 with no body.
 const notModified = process.env.BENCH_NOT_MODIFIED === '1'
@@ -29,10 +34,10 @@ const server = http.createServer((request, response) => {
   // Drain whatever the client sent, as any real server must.
   request.resume()
   if (notModified) {
-    response.writeHead(304, { etag: '"bench"' })
+    response.writeHead(304, sameHeaders ?? { etag: '"bench"' })
     return response.end()
   }
-  response.writeHead(200, { 'content-type': contentType, 'content-length': body.length })
+  response.writeHead(200, sameHeaders ?? { 'content-type': contentType, 'content-length': body.length })
   response.end(body)
 })
 

@@ -119,14 +119,22 @@ async function seedPack(server: RunningServer, headers: Record<string, string>, 
   if (res.status !== 200) throw new BenchFailure(`update-check: expected 200, got ${res.status}: ${body.toString()}`)
   const latest = JSON.parse(body.toString()) as { version?: string; pack_format?: number | null }
   if (latest.version !== '1.0.0' || latest.pack_format !== 48) throw new BenchFailure(`update-check answered ${body.toString()}`)
-  return { id, latestPath, body, etag: res.headers.get('etag') ?? '', contentType: res.headers.get('content-type') ?? 'application/json' }
+  return { id, latestPath, body, etag: res.headers.get('etag') ?? '', contentType: res.headers.get('content-type') ?? 'application/json', headers: headerFields(res) }
+}
+
+/** The header fields an answer carried, but those Node's http adds to every response (the baseline gets them from Node too). */
+function headerFields(res: Response): [string, string][] {
+  return [...res.headers].filter(([name]) => !['date', 'connection', 'keep-alive', 'transfer-encoding'].includes(name))
 }
 
 /** The bare node:http baseline, in its own process; resolves with its URL once it listens. */
-async function startBare(body: Buffer, contentType: string, notModified = false, sink = false): Promise<{ url: string; child: ChildProcess }> {
+async function startBare(body: Buffer, contentType: string, notModified = false, sink = false, headers?: [string, string][]): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join('bench', 'bare-server.ts')], {
     cwd: ROOT,
-    env: { ...process.env, NODE_ENV: 'production', BENCH_BODY_B64: body.toString('base64'), BENCH_CONTENT_TYPE: contentType, BENCH_NOT_MODIFIED: notModified ? '1' : '0', BENCH_SINK: sink ? '1' : '0' },
+    env: {
+      ...process.env, NODE_ENV: 'production', BENCH_BODY_B64: body.toString('base64'), BENCH_CONTENT_TYPE: contentType,
+      BENCH_NOT_MODIFIED: notModified ? '1' : '0', BENCH_SINK: sink ? '1' : '0', BENCH_HEADERS_JSON: headers ? JSON.stringify(headers) : '',
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   })
   children.push(child)
@@ -230,13 +238,14 @@ async function updateCheckThroughput() {
   log('\n== a) update-check: the server as `npm start` starts it, no settings (access log on) ==')
   const { server, gate, log: logFile } = await startDefault()
   const headers = await seedUser(server, 'bench', gate)
-  const { latestPath, body, etag, contentType } = await seedPack(server, headers, 'Bench Pack', gate)
+  const { latestPath, body, etag, contentType, headers: answerHeaders } = await seedPack(server, headers, 'Bench Pack', gate)
   const conditional = { ...gate, 'if-none-match': etag }
   const check304 = await fetch(`${server.url}${latestPath}`, { headers: conditional })
   if (check304.status !== 304) throw new BenchFailure(`If-None-Match: expected 304, got ${check304.status}`)
-  const bare = await startBare(body, contentType)
-  const bare304 = await startBare(body, contentType, true)
-  log(`packs: GET ${server.url}${latestPath} (${body.length} bytes, X-Master-Password checked); bare: node:http, same bytes`)
+  // The baselines answer with the same header fields and body, so both sides write the same bytes.
+  const bare = await startBare(body, contentType, false, false, answerHeaders)
+  const bare304 = await startBare(body, contentType, true, false, headerFields(check304))
+  log(`packs: GET ${server.url}${latestPath} (${body.length} bytes, X-Master-Password checked); bare: node:http, same bytes (header fields: ${answerHeaders.map(([name]) => name).join(', ')})`)
   log(`wrk, 1 thread, ${CONNECTIONS} connections, ${WARMUP} s warm-up each, then ${ROUNDS} x ${DURATION} s alternating`)
   const { medians, runs } = await alternate({
     packs: { url: `${server.url}${latestPath}`, headers: gate },

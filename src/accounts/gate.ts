@@ -1,11 +1,11 @@
 // The site-wide gate (CONTRACT §2). Its password comes from PACKS_MASTER_PASSWORD
 // or, when that is unset, from a scrypt hash in the settings table (generated on
 // first start, changed by `packs master-password set`).
-import { randomBytes, timingSafeEqual } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import type { Db } from '../db/index.js'
 import { getOrCreateSetting, getSetting, putSetting } from './credentials-repository.js'
 import type { PasswordHasher } from './passwords.js'
-import { hmacHex, safeEqual, sha256Digest, sha256Hex } from './secrets.js'
+import { SecretMatcher, hmacHex, safeEqual, sha256Hex } from './secrets.js'
 
 const MASTER_PASSWORD_KEY = 'master_password_hash'
 const SITE_SECRET_KEY = 'site_secret'
@@ -14,12 +14,12 @@ const STORED_HASH_TTL_MS = 5_000
 
 export class Gate {
   private storedHash: { value: string | undefined; readAt: number } | undefined
-  /** SHA-256 of the last candidate that verified against `storedHash`, so scrypt runs once per password, not per request. */
-  private verified: { hash: string; candidateBytes: Buffer } | undefined
+  /** The last candidate that verified against `storedHash`, so scrypt runs once per password, not per request. */
+  private verified: { hash: string; candidate: SecretMatcher } | undefined
   /** scrypt checks in flight, by SHA-256 of the candidate and the hash it is checked against. */
   private readonly verifying = new Map<string, Promise<boolean>>()
-  /** SHA-256 of PACKS_MASTER_PASSWORD, computed once: the gate runs on every request. */
-  private readonly envDigest: Buffer | null
+  /** PACKS_MASTER_PASSWORD's matcher: the gate runs on every request. */
+  private readonly envMatcher: SecretMatcher | null
 
   private constructor(
     private readonly db: Db,
@@ -28,7 +28,7 @@ export class Gate {
     /** Keys the HMACs of gate cookies and CSRF tokens; shared by every instance through the database. */
     readonly siteSecret: string,
   ) {
-    this.envDigest = envPassword === null ? null : sha256Digest(envPassword)
+    this.envMatcher = envPassword === null ? null : new SecretMatcher(envPassword)
   }
 
   static async open(db: Db, envPassword: string | null, passwords: PasswordHasher): Promise<Gate> {
@@ -61,13 +61,11 @@ export class Gate {
    * undefined, and verifyPasswordCheaply gives the answer.
    */
   verifyPasswordSync(candidate: string): boolean | undefined {
-    // Comparing digests keeps the comparison constant-time whatever the lengths.
-    if (this.envDigest !== null) return timingSafeEqual(sha256Digest(candidate), this.envDigest)
+    if (this.envMatcher !== null) return this.envMatcher.matches(candidate)
     const stored = this.storedHash
     const verified = this.verified
     if (!stored || !verified || Date.now() - stored.readAt > STORED_HASH_TTL_MS || verified.hash !== stored.value) return undefined
-    // One hash per request: the candidate's digest against the verified one's (both 32 bytes).
-    return timingSafeEqual(sha256Digest(candidate), verified.candidateBytes)
+    return verified.candidate.matches(candidate)
   }
 
   /**
@@ -112,7 +110,7 @@ export class Gate {
     const pending = (async () => {
       await admit()
       const ok = await this.passwords.verify(candidate, hash)
-      if (ok) this.verified = { hash, candidateBytes: Buffer.from(digest, 'hex') }
+      if (ok) this.verified = { hash, candidate: new SecretMatcher(candidate) }
       return ok
     })().finally(() => this.verifying.delete(key))
     this.verifying.set(key, pending)

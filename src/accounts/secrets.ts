@@ -18,8 +18,30 @@ export function hmacHex(key: string, message: string): string {
   return createHmac('sha256', key).update(message).digest('hex')
 }
 
-export function sha256Digest(value: string): Buffer {
-  return hash('sha256', value, 'buffer')
+/**
+ * Constant-time equality with one known secret, allocating nothing: the gate
+ * checks every request's password, and a digest per request (a new Buffer,
+ * whose memory V8 then sweeps on a helper thread) cost the update-check about
+ * a sixth of its throughput. The candidate's UTF-8 bytes are written into a
+ * scratch buffer of the secret's size and compared with timingSafeEqual. Only
+ * whether the lengths are equal can show in the timing, as with Python's
+ * hmac.compare_digest; the bytes cannot.
+ */
+export class SecretMatcher {
+  private readonly secret: Buffer
+  private readonly scratch: Buffer
+
+  constructor(secret: string) {
+    this.secret = Buffer.from(secret, 'utf8')
+    this.scratch = Buffer.alloc(this.secret.length)
+  }
+
+  matches(candidate: string): boolean {
+    if (Buffer.byteLength(candidate, 'utf8') !== this.secret.length) return false
+    // Synchronous from write to compare: no other caller can use the scratch in between.
+    this.scratch.write(candidate, 0, 'utf8')
+    return timingSafeEqual(this.scratch, this.secret)
+  }
 }
 
 /** Constant-time equality for two strings of possibly different length. */

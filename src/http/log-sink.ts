@@ -1,66 +1,92 @@
 // Where the server's log lines go (pino's destination and the access log's):
-// standard output, written in batches. Lines are gathered in memory and
-// written off the event loop once BATCH_BYTES have gathered or FLUSH_MS have
-// passed, whatever comes first, one write at a time. Each write holds whole
-// lines and at most PIPE_BUF (4096) bytes, which a pipe or an O_APPEND file
-// takes in one piece: with several workers (WEB_CONCURRENCY) on one stdout,
-// their lines never cut into each other. What is left is written
-// synchronously when the process exits.
+// standard output, written in batches off the event loop. Each line is
+// copied, as UTF-8, into a chunk of memory the moment it is logged; a chunk
+// is written once it is full or FLUSH_MS after its first line, whichever
+// comes first, one write at a time, and the chunk is used again afterwards.
+// What is left is written synchronously when the process exits.
+//
+// How much one write holds depends on what standard output is:
+// - a regular file (`>> packs.log`): a whole chunk in one write. Appends of
+//   whole lines by one write() never cut into each other, so several workers
+//   (WEB_CONCURRENCY) may share the file.
+// - anything else (a pipe to journald or a log shipper, a terminal): pieces of
+//   whole lines, at most PIPE_BUF (4096) bytes each, which a pipe takes in one
+//   piece, for the same reason.
+//
+// The writes are asynchronous (libuv's thread pool) even to a file: a disk
+// busy with uploads can make one write wait, and that must not stop the loop.
 //
 // Not pino's own destination (SonicBoom): it appends each line to one growing
-// string and measures it, so a batch costs time quadratic in its size; with
-// a line per request that was more than the rest of the update-check's work.
+// string and measures it, so a batch costs time quadratic in its size. Nor
+// an array of lines joined and cut again per write (this sink's first form):
+// the update-check answers tens of thousands of requests a second, one access
+// line each, and every string and Buffer per line showed in its throughput.
 import fs from 'node:fs'
 
 export interface LogSinkOptions {
   /** The file descriptor written to (1: standard output). */
   fd?: number
-  /** A batch is written once it holds this many bytes (about: lengths are counted in UTF-16 code units). */
+  /** A chunk's size: a batch is written once the next line might not fit. */
   batchBytes?: number
   /** ...or once its first line has waited this long. */
   flushMs?: number
   /** Backlog beyond which new lines are dropped (and counted) rather than held: a stuck reader must not grow the heap. */
   maxBacklogBytes?: number
+  /** Write pieces of at most 4096 bytes; by default, unless `fd` is a regular file. */
+  atomicPieces?: boolean
 }
 
 /** The most a pipe takes atomically (POSIX PIPE_BUF on Linux). */
 const ATOMIC_WRITE = 4096
+const NEWLINE = 0x0a
+/** Chunks kept for reuse once written; more are made when a reader is slow, and left to the GC afterwards. */
+const SPARE_CHUNKS = 2
+
+/** A chunk waiting to be written: bytes [written, length) of `buffer` are still owed. */
+interface Sealed {
+  buffer: Buffer
+  length: number
+  written: number
+}
 
 export class LogSink {
   private readonly fd: number
-  private readonly batchBytes: number
+  private readonly chunkBytes: number
   private readonly flushMs: number
   private readonly maxBacklogBytes: number
-  private lines: string[] = []
-  private pending = 0
-  /** Batches joined and waiting for the write in flight. */
-  private readonly queue: string[] = []
+  private readonly atomicPieces: boolean
+  /** The chunk lines are copied into, and how much of it they fill. */
+  private chunk: Buffer
+  private used = 0
+  /** Chunks full and waiting, oldest first; the first is being written while `writing`. */
+  private readonly sealed: Sealed[] = []
   private queued = 0
   private writing = false
-  /** The batch being written and where its piece in flight starts: what an exit still owes. */
-  private current: { batch: string; from: number } | undefined
+  private readonly spare: Buffer[] = []
   private timer: NodeJS.Timeout | undefined
   /** Lines dropped because the backlog was full; reported in the next batch. */
   dropped = 0
 
   constructor(options: LogSinkOptions = {}) {
     this.fd = options.fd ?? 1
-    this.batchBytes = options.batchBytes ?? 64 * 1024
+    this.chunkBytes = options.batchBytes ?? 64 * 1024
     this.flushMs = options.flushMs ?? 250
     this.maxBacklogBytes = options.maxBacklogBytes ?? 16 * 1024 * 1024
+    this.atomicPieces = options.atomicPieces ?? !isRegularFile(this.fd)
+    this.chunk = Buffer.allocUnsafe(this.chunkBytes)
     process.once('exit', () => this.flushSync())
   }
 
   /** One or more whole lines, each ending in "\n" (what pino and the access log hand over). */
   write(line: string): boolean {
-    if (this.pending + this.queued > this.maxBacklogBytes) {
+    // At most 3 bytes of UTF-8 per UTF-16 code unit: whether the line fits is known without measuring it.
+    const most = line.length * 3
+    if (this.queued + this.used + most > this.maxBacklogBytes) {
       this.dropped++
       return false
     }
-    this.lines.push(line)
-    this.pending += line.length
-    if (this.pending >= this.batchBytes) this.cut()
-    else if (this.timer === undefined) {
+    this.append(line, most)
+    if (this.timer === undefined) {
       this.timer = setTimeout(() => this.cut(), this.flushMs)
       this.timer.unref()
     }
@@ -69,7 +95,7 @@ export class LogSink {
 
   /** Nothing gathered, queued or being written (tests). */
   get idle(): boolean {
-    return !this.writing && this.lines.length === 0 && this.queue.length === 0
+    return !this.writing && this.used === 0 && this.sealed.length === 0
   }
 
   /** Writes whatever is gathered now (tests; shutdown). */
@@ -77,64 +103,72 @@ export class LogSink {
     this.cut()
   }
 
+  private append(line: string, most: number): void {
+    if (this.used + most > this.chunk.length) {
+      this.seal()
+      // A line longer than a chunk (a long stack trace) is a chunk of its own.
+      if (most > this.chunk.length) return this.enqueue(Buffer.from(line, 'utf8'))
+    }
+    this.used += this.chunk.write(line, this.used, 'utf8')
+  }
+
   private cut(): void {
     if (this.timer !== undefined) {
       clearTimeout(this.timer)
       this.timer = undefined
     }
-    if (this.lines.length === 0) return
     if (this.dropped > 0) {
-      this.lines.push(`{"level":40,"time":${Date.now()},"msg":"log lines dropped: the output was not being read fast enough","dropped":${this.dropped}}\n`)
+      const line = `{"level":40,"time":${Date.now()},"msg":"log lines dropped: the output was not being read fast enough","dropped":${this.dropped}}\n`
       this.dropped = 0
+      this.append(line, line.length * 3)
     }
-    const batch = this.lines.join('')
-    this.lines = []
-    this.pending = 0
-    this.queue.push(batch)
-    this.queued += batch.length
+    this.seal()
+  }
+
+  /** Queues the chunk's lines for writing and starts a fresh chunk. */
+  private seal(): void {
+    if (this.used === 0) return
+    const full = this.chunk
+    const length = this.used
+    this.chunk = this.spare.pop() ?? Buffer.allocUnsafe(this.chunkBytes)
+    this.used = 0
+    this.enqueue(full, length)
+  }
+
+  private enqueue(buffer: Buffer, length = buffer.length): void {
+    this.sealed.push({ buffer, length, written: 0 })
+    this.queued += length
     this.next()
   }
 
   private next(): void {
-    if (this.writing || this.queue.length === 0) return
-    this.writing = true
-    const batch = this.queue.join('')
-    this.queue.length = 0
-    this.queued = 0
-    this.sendPieces(batch, 0)
-  }
-
-  /** Writes `batch` from character `from` on, one piece of whole lines (at most ATOMIC_WRITE bytes) at a time. */
-  private sendPieces(batch: string, from: number): void {
-    if (from >= batch.length) {
-      this.current = undefined
-      this.writing = false
+    if (this.writing) return
+    const head = this.sealed[0]
+    if (head === undefined) return
+    if (head.written >= head.length) {
+      this.sealed.shift()
+      this.queued -= head.length
+      if (head.buffer.length === this.chunkBytes && this.spare.length < SPARE_CHUNKS) this.spare.push(head.buffer)
       return this.next()
     }
-    this.current = { batch, from }
-    let end = from
-    let bytes = 0
-    while (end < batch.length) {
-      const lineEnd = batch.indexOf('\n', end)
-      const next = lineEnd === -1 ? batch.length : lineEnd + 1
-      const lineBytes = Buffer.byteLength(batch.slice(end, next))
-      // A line longer than a piece goes alone; it cannot be atomic anyway.
-      if (bytes > 0 && bytes + lineBytes > ATOMIC_WRITE) break
-      bytes += lineBytes
-      end = next
-    }
-    this.send(Buffer.from(batch.slice(from, end), 'utf8'), 0, () => this.sendPieces(batch, end))
-  }
-
-  private send(buffer: Buffer, offset: number, done: () => void): void {
-    fs.write(this.fd, buffer, offset, buffer.length - offset, null, (error, written) => {
+    this.writing = true
+    const end = this.atomicPieces ? pieceEnd(head.buffer, head.written, head.length) : head.length
+    fs.write(this.fd, head.buffer, head.written, end - head.written, null, (error, written) => {
+      this.writing = false
       if (error) {
         // Standard output as a non-blocking pipe that is full: try again shortly. Anything else: the piece is lost.
-        if ((error as NodeJS.ErrnoException).code === 'EAGAIN') return void setTimeout(() => this.send(buffer, offset, done), 10).unref()
-        return done()
+        if ((error as NodeJS.ErrnoException).code === 'EAGAIN') {
+          this.writing = true
+          return void setTimeout(() => {
+            this.writing = false
+            this.next()
+          }, 10).unref()
+        }
+        head.written = end
+      } else {
+        head.written += written
       }
-      if (offset + written < buffer.length) return this.send(buffer, offset + written, done)
-      done()
+      this.next()
     })
   }
 
@@ -142,23 +176,38 @@ export class LogSink {
   flushSync(): void {
     if (this.timer !== undefined) clearTimeout(this.timer)
     this.timer = undefined
-    // The piece in flight may or may not be written before the process ends: written again from its start
-    // (a line twice rather than a line lost), then everything after it.
-    const rest = (this.current ? this.current.batch.slice(this.current.from) : '') + this.queue.join('') + this.lines.join('')
-    this.current = undefined
-    this.queue.length = 0
-    this.lines = []
-    this.pending = 0
+    // The write in flight may or may not land before the process ends: its bytes are written again (a line twice
+    // rather than a line lost), then everything after it.
+    const owed = this.sealed.map((piece) => piece.buffer.subarray(piece.written, piece.length))
+    owed.push(this.chunk.subarray(0, this.used))
+    this.sealed.length = 0
     this.queued = 0
-    if (rest === '') return
-    const buffer = Buffer.from(rest, 'utf8')
+    this.used = 0
+    const rest = Buffer.concat(owed)
     let offset = 0
-    while (offset < buffer.length) {
+    while (offset < rest.length) {
       try {
-        offset += fs.writeSync(this.fd, buffer, offset)
+        offset += fs.writeSync(this.fd, rest, offset)
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') return
       }
     }
+  }
+}
+
+/** Where the piece starting at `from` ends: whole lines, at most ATOMIC_WRITE bytes, or one longer line alone. */
+function pieceEnd(buffer: Buffer, from: number, length: number): number {
+  if (length - from <= ATOMIC_WRITE) return length
+  const lastNewline = buffer.lastIndexOf(NEWLINE, from + ATOMIC_WRITE - 1)
+  if (lastNewline >= from) return lastNewline + 1
+  const newline = buffer.indexOf(NEWLINE, from)
+  return newline === -1 || newline >= length ? length : newline + 1
+}
+
+function isRegularFile(fd: number): boolean {
+  try {
+    return fs.fstatSync(fd).isFile()
+  } catch {
+    return false
   }
 }

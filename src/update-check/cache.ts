@@ -26,6 +26,10 @@ export type UpdateCheckAnswer = {
   signedBy?: string
   /** The body's length in bytes, computed on first use by the fast path (./fast-path.ts). */
   length?: number
+  /** The fast path's header fields for a 200 and a 304, built on first use; `fieldsFor` is the signature they hold. */
+  fields?: string[]
+  notModifiedFields?: string[]
+  fieldsFor?: string
 } | null
 
 export interface UpdateCheckCacheLimits {
@@ -113,10 +117,12 @@ interface PackAnswers {
 export const ENTRY_OVERHEAD = 64
 /** The Packs-Signature header an answer gets when first sent (keyid and 64 bytes in base64: about 110 characters). */
 const SIGNATURE_ALLOWANCE = 128
+/** The fast path's two header lists an answer gets when first sent (about 30 slots of 8 bytes, and the arrays). */
+const FIELDS_ALLOWANCE = 320
 
 /** What an answer costs the budget: counted when stored, with room for the signature it will carry. */
 function answerCost(answer: NonNullable<UpdateCheckAnswer>): number {
-  return answer.body.length + answer.etag.length + SIGNATURE_ALLOWANCE + ENTRY_OVERHEAD
+  return answer.body.length + answer.etag.length + SIGNATURE_ALLOWANCE + FIELDS_ALLOWANCE + ENTRY_OVERHEAD
 }
 
 export class MemoryUpdateCheckCache implements UpdateCheckCache {

@@ -89,23 +89,30 @@ export function createUpdateCheckFastPath(deps: FastPathDeps): FastPath {
     const answer = cache.get(key, origin)
     if (answer == null || answer.noVersion) return false
 
-    let status: number
-    // Flat [name, value, ...] lists: writeHead takes them as they are, with no object to build per request.
-    if (noneMatch(headers['if-none-match'], answer.etag)) {
-      status = 304
-      // No content, so no Content-Length (as the route: a 304 has no body).
-      response.writeHead(304, [...staticHeaders, 'etag', answer.etag, 'cache-control', 'no-cache'])
-      response.end()
-    } else {
-      status = 200
-      response.writeHead(200, [
+    // Flat [name, value, ...] lists, built once per answer (and signing key): writeHead takes them as they are.
+    const signature = signing.headerFor(answer)
+    if (answer.fieldsFor !== signature) {
+      answer.length ??= Buffer.byteLength(answer.body)
+      answer.fields = [
         ...staticHeaders,
         'etag', answer.etag,
         'cache-control', 'no-cache',
-        SIGNATURE_HEADER, signing.headerFor(answer),
+        SIGNATURE_HEADER, signature,
         'content-type', JSON_TYPE,
-        'content-length', String(answer.length ?? (answer.length = Buffer.byteLength(answer.body))),
-      ])
+        'content-length', String(answer.length),
+      ]
+      // No content, so no Content-Length (as the route: a 304 has no body).
+      answer.notModifiedFields = [...staticHeaders, 'etag', answer.etag, 'cache-control', 'no-cache']
+      answer.fieldsFor = signature
+    }
+    let status: number
+    if (noneMatch(headers['if-none-match'], answer.etag)) {
+      status = 304
+      response.writeHead(304, answer.notModifiedFields)
+      response.end()
+    } else {
+      status = 200
+      response.writeHead(200, answer.fields)
       response.end(answer.body)
     }
     const ms = performance.now() - start

@@ -4,9 +4,14 @@
 // logged) and no file link's signature (a capability). PACKS_ACCESS_LOG=off
 // and LOG_LEVEL=warn turn it off.
 // backends: sqlite — the log line is written by the HTTP layer; no backend is involved in it
-import { after, before, test } from 'node:test'
+import { after, before, mock, test } from 'node:test'
 import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
+import net from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+import { LogSink } from '../../src/http/log-sink.js'
 import { startServer, type RunningServer } from '../helpers/server.js'
 import { eventually } from '../helpers/wait.js'
 
@@ -64,4 +69,39 @@ test('PACKS_ACCESS_LOG=off and LOG_LEVEL=warn turn it off', async () => {
       fs.rmSync(quiet.dataDir, { recursive: true, force: true })
     }
   }
+})
+
+// The server's stdout in the tests above is a pipe too; this looks at the writes themselves. (Here rather than in
+// test/unit/log-sink.test.ts: making a named pipe takes a process.)
+test('to a pipe, the log is written in whole lines of at most 4096 bytes a write (PIPE_BUF), in order', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'packs-log-sink-'))
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  const fifo = path.join(dir, 'pipe')
+  execFileSync('mkfifo', [fifo])
+  // The read end first and without waiting, so opening the write end does not wait either.
+  const reader = new net.Socket({ fd: fs.openSync(fifo, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK), readable: true, writable: false })
+  const fd = fs.openSync(fifo, 'w')
+  t.after(() => {
+    reader.destroy()
+    fs.closeSync(fd)
+    mock.restoreAll()
+  })
+  let received = ''
+  reader.setEncoding('utf8').on('data', (chunk: string) => { received += chunk })
+  const writes: number[] = []
+  const original = fs.write
+  mock.method(fs, 'write', (...args: unknown[]) => {
+    const [, buffer, offset, length] = args as [number, Buffer, number, number]
+    writes.push(length)
+    assert.equal(buffer.subarray(offset, offset + length).at(-1), 0x0a, 'a write ends with a whole line')
+    return (original as (...a: unknown[]) => void)(...args)
+  })
+  // No atomicPieces option: the sink sees a pipe and cuts pieces by itself.
+  const sink = new LogSink({ fd, batchBytes: 10_000, flushMs: 20 })
+  const lines = Array.from({ length: 2000 }, (_, i) => `{"n":${i},"text":"${'é'.repeat(i % 50)}"}\n`)
+  for (const line of lines) sink.write(line)
+  const expected = lines.join('')
+  assert.ok(await eventually(() => received.length >= expected.length), 'everything read from the pipe')
+  assert.equal(received, expected)
+  assert.ok(writes.length > 1 && writes.every((n) => n <= 4096), `writes: ${writes.length}, largest ${Math.max(...writes)}`)
 })

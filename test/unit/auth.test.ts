@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { safeEqual } from '../../src/accounts/secrets.js'
+import { SecretMatcher, safeEqual } from '../../src/accounts/secrets.js'
 import { PasswordHasher } from '../../src/accounts/passwords.js'
 import { setImmediate } from 'node:timers/promises'
 import { MemoryAttemptLimiter, type Reservation } from '../../src/accounts/limiter.js'
@@ -58,6 +58,22 @@ test('safeEqual compares strings of any length', () => {
   assert.equal(safeEqual('abc', 'abc'), true)
   assert.equal(safeEqual('abc', 'abcd'), false)
   assert.equal(safeEqual('', ''), true)
+})
+
+test('SecretMatcher matches its secret only, byte for byte, whatever the candidate', () => {
+  const matcher = new SecretMatcher('éab')
+  assert.equal(matcher.matches('éab'), true)
+  // Again: the scratch buffer holds the last candidate, which must not make a later one match.
+  assert.equal(matcher.matches('éac'), false)
+  assert.equal(matcher.matches('éab'), true)
+  // As many bytes written as the secret has, with more to come: not a match.
+  assert.equal(matcher.matches('éabc'), false)
+  assert.equal(matcher.matches('éa'), false)
+  assert.equal(matcher.matches('eab'), false)
+  assert.equal(matcher.matches(''), false)
+  assert.equal(matcher.matches('x'.repeat(100_000)), false)
+  assert.equal(new SecretMatcher('').matches(''), true)
+  assert.equal(new SecretMatcher('').matches('a'), false)
 })
 
 test('the attempt limiter blocks after the limit until the window passes', async () => {

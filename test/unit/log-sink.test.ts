@@ -1,7 +1,7 @@
 // LogSink (src/http/log-sink.ts): the server's log lines, written in batches
-// of whole lines, each write at most 4096 bytes (what a pipe takes in one
-// piece, so workers sharing stdout never cut into each other's lines), in
-// order, and all of them by the time the process exits.
+// of whole lines (to a pipe, each write at most 4096 bytes: what a pipe takes
+// in one piece, so workers sharing stdout never cut into each other's lines),
+// in order, and all of them by the time the process exits.
 import { afterEach, test, mock } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
@@ -23,8 +23,8 @@ function tempFile(): { file: string; fd: number } {
   return { file, fd: fs.openSync(file, 'a') }
 }
 
-test('every line arrives, whole and in order; each write is whole lines of at most 4096 bytes', async () => {
-  const { file, fd } = tempFile()
+/** Records the length of every fs.write, checking that each ends with a whole line. */
+function recordWrites(): number[] {
   const writes: number[] = []
   const original = fs.write
   mock.method(fs, 'write', (...args: unknown[]) => {
@@ -33,14 +33,32 @@ test('every line arrives, whole and in order; each write is whole lines of at mo
     assert.equal(buffer.subarray(offset, offset + length).at(-1), 0x0a, 'a write ends with a whole line')
     return (original as (...a: unknown[]) => void)(...args)
   })
-  const sink = new LogSink({ fd, batchBytes: 10_000, flushMs: 20 })
-  const lines = Array.from({ length: 2000 }, (_, i) => `{"n":${i},"text":"${'é'.repeat(i % 50)}"}\n`)
-  for (const line of lines) sink.write(line)
-  assert.ok(await eventually(() => fs.readFileSync(file, 'utf8').length >= lines.join('').length), 'everything written')
-  assert.equal(fs.readFileSync(file, 'utf8'), lines.join(''))
-  assert.ok(writes.length > 1 && writes.every((n) => n <= 4096), `writes: ${writes.length}, largest ${Math.max(...writes)}`)
-  fs.closeSync(fd)
-})
+  return writes
+}
+
+// (A pipe, where pieces are the default, is in test/e2e/access-log.test.ts: making one takes a process.)
+
+// Lines of 1 to 250 bytes, multi-byte characters among them, and one longer than a chunk (a long stack trace).
+const LINES = Array.from({ length: 2000 }, (_, i) => i === 777 ? `{"long":"${'x'.repeat(30_000)}"}\n` : `{"n":${i},"text":"${'é'.repeat(i % 50)}"}\n`)
+
+for (const atomicPieces of [true, false]) {
+  test(`every line arrives, whole and in order; each write is whole lines${atomicPieces ? ' of at most 4096 bytes but a longer line alone (a pipe)' : ', a chunk at a time (a regular file)'}`, async () => {
+    const { file, fd } = tempFile()
+    const writes = recordWrites()
+    const sink = new LogSink({ fd, batchBytes: 10_000, flushMs: 20, ...(atomicPieces ? { atomicPieces } : {}) })
+    for (const line of LINES) sink.write(line)
+    const expected = LINES.join('')
+    assert.ok(await eventually(() => fs.readFileSync(file, 'utf8').length >= expected.length), 'everything written')
+    assert.equal(fs.readFileSync(file, 'utf8'), expected)
+    const long = Buffer.byteLength(LINES[777]!)
+    if (atomicPieces) assert.ok(writes.every((n) => n <= 4096 || n === long), `writes: ${writes.length}, largest ${Math.max(...writes)}`)
+    // On a file, by default: chunks (at most batchBytes) and the long line alone, so a few dozen writes.
+    else assert.ok(writes.every((n) => n <= 10_000 || n === long) && writes.length < 60, `writes: ${writes.length}`)
+    assert.ok(await eventually(() => sink.idle, 2000))
+    fs.closeSync(fd)
+  })
+}
+
 
 test('a quiet server\'s line is written after flushMs; flushSync writes what is left at once', async () => {
   const { file, fd } = tempFile()
