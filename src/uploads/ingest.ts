@@ -121,6 +121,9 @@ async function decideType(store: FileStore, received: ReceivedFile, kind: Upload
   return { mime, packFormat: null, pack: undefined }
 }
 
+/** What the Meter holds on each side; see its constructor. */
+const METER_BUFFER = 512 * 1024
+
 /**
  * Counts, hashes and keeps the head of the bytes passing through; fails the stream past `maxBytes`.
  * The count is private and its getter is not called `size` (nor length, byteLength, start/end):
@@ -138,7 +141,9 @@ class Meter extends Transform {
   private headLength = 0
 
   constructor(private readonly maxBytes: number) {
-    super()
+    // Room for several socket reads (64 KiB each) on either side, so hashing here and writing to the store
+    // overlap instead of taking turns (see WRITE_BUFFER in src/storage/local.ts).
+    super({ highWaterMark: METER_BUFFER })
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
