@@ -234,15 +234,25 @@ describe('packs doctor: the consistency check', () => {
       id: uploadId, user_id: aliceId, draft_id: null, kind: 'media', file_id: randomUUID(), pack_format: null,
       created_at: new Date().toISOString(), expires_at: new Date(Date.now() + HOUR).toISOString(),
     }
+    // A pack's thumbnail and a gallery item naming missing file rows too (found in windows of packs).
+    const pack = await publishPack(site, alice, { title: 'Dangling Pictures' })
+    const packId = (await site.app.db.selectFrom('packs').select('id').where('pack_id', '=', pack.pack_id).executeTakeFirstOrThrow()).id
+    const missingThumbnail = randomUUID()
+    const missingMedia = randomUUID()
+    const withoutKeys = async (db: typeof site.app.db) => {
+      await db.insertInto('uploads').values(row).execute()
+      await db.updateTable('packs').set({ thumbnail_file_id: missingThumbnail }).where('id', '=', packId).execute()
+      await db.insertInto('pack_media').values({ pack_id: packId, file_id: missingMedia, position: 0 }).execute()
+    }
     try {
       if (onPostgres) {
         await site.app.db.transaction().execute(async (trx) => {
           await sql`set local session_replication_role = replica`.execute(trx)
-          await trx.insertInto('uploads').values(row).execute()
+          await withoutKeys(trx)
         })
       } else {
         await sql`pragma foreign_keys = off`.execute(site.app.db)
-        await site.app.db.insertInto('uploads').values(row).execute()
+        await withoutKeys(site.app.db)
         await sql`pragma foreign_keys = on`.execute(site.app.db)
       }
     } catch (error) {
@@ -250,9 +260,14 @@ describe('packs doctor: the consistency check', () => {
       return
     }
     const repaired = await doctor(site, { repair: 'all', now: later() })
-    assert.deepEqual(kinds(repaired.findings), ['dangling-reference (repaired)'])
-    assert.equal(repaired.findings[0]!.subject, uploadId)
+    assert.deepEqual(kinds(repaired.findings), ['dangling-reference', 'dangling-reference', 'dangling-reference (repaired)'])
+    assert.deepEqual(repaired.findings.map((f) => f.subject), [packId, packId, uploadId])
+    assert.match(formatFinding(repaired.findings[0]!), new RegExp(`thumbnail of alice:${pack.pack_id} names file ${missingThumbnail}`))
+    assert.match(formatFinding(repaired.findings[1]!), new RegExp(`media of alice:${pack.pack_id} names file ${missingMedia}`))
     assert.equal(await site.app.db.selectFrom('uploads').select('id').where('id', '=', uploadId).executeTakeFirst(), undefined)
+    // Back to a clean pack, for the tests after this one.
+    await site.app.db.deleteFrom('pack_media').where('pack_id', '=', packId).execute()
+    await site.app.db.updateTable('packs').set({ thumbnail_file_id: null }).where('id', '=', packId).execute()
   })
 
   test('while an import is marked, the server\'s check leaves bytes without rows alone; --repair clears an interrupted one', async () => {
