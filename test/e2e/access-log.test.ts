@@ -14,6 +14,7 @@ import path from 'node:path'
 import { LogSink } from '../../src/http/log-sink.js'
 import { startServer, type RunningServer } from '../helpers/server.js'
 import { eventually } from '../helpers/wait.js'
+import { recordWrites } from '../helpers/log-writes.js'
 
 const PASSWORD = 'access-log-password'
 let server: RunningServer
@@ -88,14 +89,7 @@ test('to a pipe, the log is written in whole lines of at most 4096 bytes a write
   })
   let received = ''
   reader.setEncoding('utf8').on('data', (chunk: string) => { received += chunk })
-  const writes: number[] = []
-  const original = fs.write
-  mock.method(fs, 'write', (...args: unknown[]) => {
-    const [, buffer, offset, length] = args as [number, Buffer, number, number]
-    writes.push(length)
-    assert.equal(buffer.subarray(offset, offset + length).at(-1), 0x0a, 'a write ends with a whole line')
-    return (original as (...a: unknown[]) => void)(...args)
-  })
+  const writes = recordWrites()
   // No atomicPieces option: the sink sees a pipe and cuts pieces by itself.
   const sink = new LogSink({ fd, batchBytes: 10_000, flushMs: 20 })
   const lines = Array.from({ length: 2000 }, (_, i) => `{"n":${i},"text":"${'é'.repeat(i % 50)}"}\n`)

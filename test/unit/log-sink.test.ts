@@ -9,6 +9,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { LogSink } from '../../src/http/log-sink.js'
 import { eventually } from '../helpers/wait.js'
+import { recordWrites } from '../helpers/log-writes.js'
 
 const dirs: string[] = []
 afterEach(() => {
@@ -21,19 +22,6 @@ function tempFile(): { file: string; fd: number } {
   dirs.push(dir)
   const file = path.join(dir, 'out.log')
   return { file, fd: fs.openSync(file, 'a') }
-}
-
-/** Records the length of every fs.write, checking that each ends with a whole line. */
-function recordWrites(): number[] {
-  const writes: number[] = []
-  const original = fs.write
-  mock.method(fs, 'write', (...args: unknown[]) => {
-    const [, buffer, offset, length] = args as [number, Buffer, number, number]
-    writes.push(length)
-    assert.equal(buffer.subarray(offset, offset + length).at(-1), 0x0a, 'a write ends with a whole line')
-    return (original as (...a: unknown[]) => void)(...args)
-  })
-  return writes
 }
 
 // (A pipe, where pieces are the default, is in test/e2e/access-log.test.ts: making one takes a process.)
