@@ -80,10 +80,10 @@ const PARTIAL_SUFFIX = '.partial'
  * one read from the socket (64 KiB), so every chunk waited for its write to
  * finish before the next was read and hashed: the disk and the main thread
  * took turns. With room for several chunks they work at once. A 400 MiB
- * upload with curl (`BENCH_ONLY=upload npm run bench`, the Meter's buffer in
- * src/uploads/ingest.ts raised the same way): 293 MiB/s before; 385 with
- * 256 KiB, 412 with 512 KiB, 413 with 1 MiB. Resident memory grew by 31.5-32.5
- * MiB in every case: these buffers are not what it is made of.
+ * upload with curl, three each way, twice, in one sitting: 327-346 MiB/s with
+ * 16 KiB, 345-400 with 512 KiB (the Meter's buffer in src/uploads/ingest.ts
+ * raised the same way). 256 KiB and 1 MiB did no better. Resident memory grew
+ * by 31.5-32.5 MiB in every case: these buffers are not what it is made of.
  */
 const WRITE_BUFFER = 512 * 1024
 
