@@ -301,15 +301,21 @@ function containsPattern(q: string): string {
   return `%${escapeLike(q.toLowerCase())}%`
 }
 
+/**
+ * Titles containing `q`, in any case. lower() on both sides: LIKE is
+ * case-insensitive on SQLite but not on PostgreSQL (where the pg_trgm index on
+ * lower(title), migration 0007, serves this very expression). `%` and `_` in
+ * the search are plain characters: a search for "50%" means the text "50%".
+ */
+function titleContains(q: string) {
+  return sql<boolean>`lower(${sql.ref('packs.title')}) like ${containsPattern(q)} escape '\\'`
+}
+
 /** The listing's conditions. `narrowByTitleIndex`: SQLite's trigram index may name the candidates (see titleIndexTerm). */
 function applyFilter(eb: ExpressionBuilder<Database, 'packs'>, filter: PackFilter, narrowByTitleIndex?: string) {
   const conditions = []
   if (filter.q) {
-    // lower() on both sides: LIKE is case-insensitive on SQLite but not on PostgreSQL (where the pg_trgm
-    // index on lower(title), migration 0007, serves this very expression). `%` and `_` in the search are plain
-    // characters: a search for "50%" means the text "50%".
-    const pattern = containsPattern(filter.q)
-    conditions.push(sql<boolean>`lower(${eb.ref('packs.title')}) like ${pattern} escape '\\'`)
+    conditions.push(titleContains(filter.q))
     // A superset of the matches (the index folds case as LIKE does, for ASCII), narrowed by the condition above.
     if (narrowByTitleIndex !== undefined) {
       conditions.push(sql<boolean>`${eb.ref('packs.search_seq')} in (select rowid from packs_title_search where title like ${containsPattern(narrowByTitleIndex)})`)
@@ -421,24 +427,22 @@ export async function listPacks(
   return { items, ...count }
 }
 
-/** The listing's order: the sort's key, newest first, then the id. */
-function ordered<Q extends SelectQueryBuilder<Database, 'packs', { id: string }>>(query: Q, sort: PackSort): Q {
-  let sorted = query
-  if (sort === 'downloads') sorted = sorted.orderBy('packs.downloads', 'desc').orderBy('packs.updated_at', 'desc') as Q
-  else if (sort === 'created') sorted = sorted.orderBy('packs.created_at', 'desc') as Q
-  else sorted = sorted.orderBy('packs.updated_at', 'desc') as Q
-  return sorted.orderBy('packs.id') as Q
-}
-
 /** Listed packs read per query by searchInWindows: about a millisecond of SQLite's time at 100,000 packs. */
-export const SEARCH_WINDOW = 1000
+const SEARCH_WINDOW = 1000
 
-/** The columns of each sort's order, before the id (see ordered). */
+/** Each sort's order: these columns, newest (largest) first, then the id. */
 const SORT_KEYS = {
   updated: ['updated_at'],
   created: ['created_at'],
   downloads: ['downloads', 'updated_at'],
 } as const satisfies Record<PackSort, readonly (keyof PacksTable)[]>
+
+/** The listing in the sort's order (the order of the partial indexes of migration 0007). */
+function ordered<Q extends SelectQueryBuilder<Database, 'packs', { id: string }>>(query: Q, sort: PackSort): Q {
+  let sorted = query
+  for (const key of SORT_KEYS[sort]) sorted = sorted.orderBy(`packs.${key}`, 'desc') as Q
+  return sorted.orderBy('packs.id') as Q
+}
 
 type SortKey = (typeof SORT_KEYS)[PackSort][number]
 type WindowRow = { id: string } & Partial<Record<SortKey, string | number>>
@@ -451,12 +455,12 @@ type WindowRow = { id: string } & Partial<Record<SortKey, string | number>>
  * the page's order, each window starting after the last one's final pack
  * (by its sort key and id, which the listing's index seeks to) and saying
  * which of its titles match, until SEARCH_LIMIT + 1 matches are found or the
- * listing ends. Every query is short, and between
- * them other requests take their turn (TurnTakingSqliteDialect in
- * src/db/index.ts). Returns the matching ids in order.
+ * listing ends. Every query is short, and between them other requests take
+ * their turn (TurnTakingSqliteDialect in src/db/index.ts). Returns the
+ * matching ids in order.
  */
 async function searchInWindows(db: Db, filter: PackFilter, sort: PackSort): Promise<string[]> {
-  const pattern = containsPattern(filter.q!)
+  const hit = titleContains(filter.q!)
   const withoutSearch: PackFilter = { ...filter, q: undefined }
   const keys = SORT_KEYS[sort]
   const matches: string[] = []
@@ -465,7 +469,7 @@ async function searchInWindows(db: Db, filter: PackFilter, sort: PackSort): Prom
     const after = last
     const window: (WindowRow & { hit: number })[] = await ordered(db.selectFrom('packs')
       .select(['packs.id', ...keys.map((key) => `packs.${key}` as const)])
-      .select(sql<number>`lower(packs.title) like ${pattern} escape '\\'`.as('hit'))
+      .select(sql<number>`${hit}`.as('hit'))
       .where((eb) => eb.and([applyFilter(eb, withoutSearch), ...(after ? [following(eb, keys, after)] : [])])), sort)
       .limit(SEARCH_WINDOW).execute()
     for (const row of window) if (Number(row.hit) === 1) matches.push(row.id)
