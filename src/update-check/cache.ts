@@ -24,8 +24,6 @@ export type UpdateCheckAnswer = {
   /** The Packs-Signature header for `body`, and the key that made it: signed on first send, again after a rotation. */
   signature?: string
   signedBy?: string
-  /** The body's length in bytes, computed on first use by the fast path (./fast-path.ts). */
-  length?: number
   /** The fast path's header fields for a 200 and a 304, built on first use; `fieldsFor` is the signature they hold. */
   fields?: string[]
   notModifiedFields?: string[]

@@ -91,14 +91,13 @@ export function createUpdateCheckFastPath(deps: FastPathDeps): FastPath {
     // Flat [name, value, ...] lists, built once per answer (and signing key): writeHead takes them as they are.
     const signature = signing.headerFor(answer)
     if (answer.fieldsFor !== signature) {
-      answer.length ??= Buffer.byteLength(answer.body)
       answer.fields = [
         ...staticHeaders,
         'etag', answer.etag,
         'cache-control', 'no-cache',
         SIGNATURE_HEADER, signature,
         'content-type', JSON_TYPE,
-        'content-length', String(answer.length),
+        'content-length', String(Buffer.byteLength(answer.body)),
       ]
       // No content, so no Content-Length (as the route: a 304 has no body).
       answer.notModifiedFields = [...staticHeaders, 'etag', answer.etag, 'cache-control', 'no-cache']
