@@ -1,10 +1,17 @@
-// Entry point of `npm start`: config -> buildApp -> listen, and a graceful
+// Entry point of `npm start` (the production entry: it builds nothing, `npm ci`
+// did; systemd runs `node dist/src/server.js` directly, docs/deploy.md):
+// config -> buildApp -> listen, then one line naming what it runs on, and a graceful
 // shutdown on SIGINT/SIGTERM (in-flight requests finish, then the database
 // closes). With WEB_CONCURRENCY=N (N > 1) this process becomes the primary of
 // N cluster workers that share the port; each worker runs the same server.
 import cluster, { type Worker } from 'node:cluster'
 import { ConfigError, loadConfig, type Config } from './config/index.js'
 import { buildApp, prepareSite } from './app.js'
+import { describeRuntime } from './config/describe.js'
+import { pino } from 'pino'
+import fs from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
 
 const SHUTDOWN_GRACE_MS = 10_000
 /** A worker that dies after it was serving is replaced, but not faster than this (a crash loop must not spin). */
@@ -14,6 +21,25 @@ async function main(): Promise<void> {
   const config = loadConfig()
   if (config.webConcurrency > 1 && cluster.isPrimary) return runPrimary(config)
   await runServer(config)
+}
+
+/**
+ * `npm start` runs the build that `npm ci` made and builds nothing itself (it may run from a read-only
+ * checkout, and two instances from one checkout must not rebuild it under each other). A checkout whose
+ * sources changed since (a `git pull` without `npm ci`, an edit) would then run old code without a word:
+ * this says so. Null when the build is current or this is not a checkout with sources beside the build.
+ */
+function staleBuildWarning(): string | null {
+  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
+  const src = path.join(root, 'src')
+  try {
+    const built = fs.statSync(path.join(root, 'dist', 'src', '.built')).mtimeMs
+    const changed = fs.readdirSync(src, { recursive: true, encoding: 'utf8' })
+      .find((file) => file.endsWith('.ts') && fs.statSync(path.join(src, file)).mtimeMs > built)
+    return changed === undefined ? null : `packs: src/${changed} changed after the last build, so this server runs the old code: run \`npm run build\` (or \`npm ci\`, or \`npm run dev\` to build and start)`
+  } catch {
+    return null
+  }
 }
 
 function printGeneratedPassword(password: string): void {
@@ -45,6 +71,12 @@ async function runServer(config: Config): Promise<void> {
   process.on('SIGTERM', () => shutdown('SIGTERM'))
 
   await app.listen({ host: config.host, port: config.port })
+  // A worker's primary has said it already, once for all workers.
+  if (cluster.isPrimary) {
+    const runtime = describeRuntime(config)
+    app.log.info(runtime.fields, runtime.message)
+    for (const warning of [...runtime.warnings, staleBuildWarning()]) if (warning) app.log.warn(warning)
+  }
 }
 
 async function runPrimary(config: Config): Promise<void> {
@@ -57,6 +89,11 @@ async function runPrimary(config: Config): Promise<void> {
   }
   const generated = await prepareSite(config)
   if (generated) printGeneratedPassword(generated)
+  // The primary has no Fastify logger; this one writes the same JSON lines to stdout.
+  const log = pino({ level: config.logLevel })
+  const runtime = describeRuntime(config)
+  log.info(runtime.fields, runtime.message)
+  for (const warning of [...runtime.warnings, staleBuildWarning()]) if (warning) log.warn(warning)
 
   let stopping = false
   const serving = new WeakSet<Worker>()

@@ -1,5 +1,5 @@
 // Starts the real server as a child process, exactly as `npm start` does
-// (package.json's start script: `node dist/src/server.js`, the build of
+// (package.json's start script: `exec node dist/src/server.js`, the build of
 // scripts/build-server.js, from the project root), on a free loopback
 // port and a throwaway data directory; and runs the admin CLI against the same
 // environment: in this process by default (the CLI's own main(), no process
@@ -145,8 +145,9 @@ const giveUpAfter = (ms: number) => new Promise<null>((resolve) => { setTimeout(
 function startCommand(): string[] {
   const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts?: { start?: string } }
   const start = pkg.scripts?.start
-  if (!start || !/^node( \S+)+$/.test(start)) throw new Error(`package.json scripts.start is not a plain node command: ${start}`)
-  return start.split(' ').slice(1)
+  // `exec` makes npm's shell become node, so a signal sent to `npm start` reaches the server itself.
+  if (!start || !/^(exec )?node( \S+)+$/.test(start)) throw new Error(`package.json scripts.start is not a plain node command: ${start}`)
+  return start.replace(/^exec /, '').split(' ').slice(1)
 }
 
 export async function startServer(options: StartOptions = {}): Promise<RunningServer> {
