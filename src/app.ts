@@ -112,7 +112,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     logController: new LogController({ disableRequestLogging: true }),
     trustProxy: config.trustProxy,
     routerOptions: { ignoreTrailingSlash: true },
-    // Draft autosaves are the largest JSON bodies (CONTRACT §4: 256 KiB).
+    // Draft autosaves are the largest JSON bodies (256 KiB: docs/decisions.md#request-bodies-and-text).
     bodyLimit: config.draftBodyLimit,
     ajv: { customOptions: { allErrors: false, removeAdditional: false } },
     // Fastify's default compilers, created once per process rather than per app (src/http/schema-compilers.ts).

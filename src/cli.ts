@@ -1,4 +1,4 @@
-// `npx packs <command>`: the admin CLI (CONTRACT §1). It reads the same
+// `npx packs <command>`: the admin CLI (docs/decisions.md#running-it). It reads the same
 // environment as the server and works on a fresh data directory.
 // Exit codes: 0 done; 1 the command was refused (message on stderr);
 // 2 the command line itself is wrong (usage on stderr).

@@ -132,7 +132,7 @@ async function runPrimary(config: Config): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  // One clear line, no stack, for what the operator can fix (CONTRACT §1).
+  // One clear line, no stack, for what the operator can fix (docs/decisions.md#running-it).
   if (error instanceof ConfigError) process.stderr.write(`packs: configuration error: ${error.message}\n`)
   else if ((error as NodeJS.ErrnoException)?.code === 'EADDRINUSE') process.stderr.write(`packs: cannot listen: ${(error as Error).message}\n`)
   else process.stderr.write(`packs: failed to start: ${error instanceof Error ? error.message : String(error)}\n`)

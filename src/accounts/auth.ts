@@ -1,4 +1,5 @@
-// The 'auth' plugin: who is calling, and may they? Runs before every route (CONTRACT §2-3):
+// The 'auth' plugin: who is calling, and may they? Runs before every route
+// (docs/decisions.md#the-gate, #authentication):
 //   1. credentials: a Bearer token or a session cookie; a present but bad one is a 401;
 //   2. the gate: any user credential passes it, else X-Master-Password or the gate cookie;
 //   3. the route's access level: 'user' and 'staff' routes need a user; a

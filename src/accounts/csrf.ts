@@ -1,4 +1,4 @@
-// CSRF protection of session-authenticated state changes (CONTRACT §3): the
+// CSRF protection of session-authenticated state changes (docs/decisions.md#sessions-and-csrf): the
 // token is derived from the session, not stored, so every instance can check
 // it. The auth plugin checks it; pages put it in their forms (request.csrfToken).
 import { hmacHex, sha256Hex } from './secrets.js'

@@ -1,4 +1,4 @@
-// The site-wide gate (CONTRACT §2). Its password comes from PACKS_MASTER_PASSWORD
+// The site-wide gate (docs/decisions.md#the-gate). Its password comes from PACKS_MASTER_PASSWORD
 // or, when that is unset, from a scrypt hash in the settings table (generated on
 // first start, changed by `packs master-password set`).
 import { randomBytes } from 'node:crypto'

@@ -1,4 +1,4 @@
-// Browser sessions (CONTRACT §3): a random token in an HttpOnly cookie,
+// Browser sessions (docs/decisions.md#sessions-and-csrf): a random token in an HttpOnly cookie,
 // stored as its SHA-256; signing in checks the password under the
 // account-password failure limit.
 import type { Db } from '../db/index.js'

@@ -1,5 +1,5 @@
 // API tokens: issued by the admin CLI or by their owner on the settings page,
-// shown once, stored as a SHA-256 and looked up by it (CONTRACT §1, §3).
+// shown once, stored as a SHA-256 and looked up by it (docs/decisions.md#tokens).
 import { TOKEN_MAX_DAYS, TOKEN_MAX_PACKS, TOKEN_NAME_MAX, TOKEN_SCOPES, UUID_PATTERN, type TokenScope } from '../api/constants.js'
 import type { Db } from '../db/index.js'
 import { nowIso } from '../db/time.js'

@@ -21,5 +21,5 @@ export function errorResponses(...statuses: number[]): Record<number, TSchema> {
 
 export const Success = Type.Object({ success: Type.Boolean() })
 
-/** Token-authenticated operations (SPEC: uploads, drafts, stats). */
+/** Operations that need a user declare token authentication (docs/decisions.md#authentication). */
 export const bearerAuth = [{ bearerAuth: [] }]

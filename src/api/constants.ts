@@ -2,7 +2,7 @@
 // Dependency-free on purpose: the client bundle imports this file, so it must
 // pull in nothing else (no TypeBox, no Node built-ins).
 
-/** What an upload is for (CONTRACT §4); each kind has its own types and size limit. */
+/** What an upload is for (docs/decisions.md#accepted-types); each kind has its own types and size limit. */
 export const UPLOAD_KINDS = ['thumbnail', 'version', 'media'] as const
 export type UploadKind = (typeof UPLOAD_KINDS)[number]
 
@@ -13,13 +13,13 @@ export const DEFAULT_UPLOAD_LIMITS: Readonly<Record<UploadKind, number>> = {
   version: 500 * 1024 ** 2,
 }
 
-/** A UUID in any case; ids in paths that do not match are 404 (CONTRACT §4: a malformed id names nothing). */
+/** A UUID in any case; ids in paths that do not match are 404 (a malformed id names nothing: docs/decisions.md#paths-and-ids). */
 export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 export function isUuid(value: string): boolean {
   return UUID_PATTERN.test(value)
 }
 
-/** CONTRACT §1: 1-32 characters of [A-Za-z0-9_.-], unique case-insensitively. */
+/** 1-32 characters of [A-Za-z0-9_.-], unique case-insensitively (docs/decisions.md#usernames). */
 export const USERNAME_PATTERN = /^[A-Za-z0-9_.-]{1,32}$/
 
 /** An API token's label, after trimming. */

@@ -27,7 +27,7 @@ export const PackMedia = Type.Object(
   { title: 'PackMedia' },
 )
 
-/** What an updater checks a download against (CONTRACT §7): the archive's size, hashes and name. */
+/** What an updater checks a download against (docs/update-protocol.md): the archive's size, hashes and name. */
 export const ArchiveFields = {
   size: Type.Integer({ minimum: 0, description: 'The archive\'s size in bytes.' }),
   sha256: Type.String({ description: 'SHA-256 of the archive, lower-case hex.' }),

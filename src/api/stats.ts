@@ -13,9 +13,10 @@ const RouteSummary = Type.Object({
 })
 
 /**
- * SPEC shows the snapshot as an object with arbitrary members. The members
- * known today are listed so they are documented and serialised; further
- * members pass through unchanged.
+ * The snapshot is an object with arbitrary members (clients must accept ones
+ * they do not know: docs/decisions.md#statistics). The members known today
+ * are listed so they are documented and serialised; further members pass
+ * through unchanged.
  */
 export const StatsSnapshot = Type.Object(
   {

@@ -1,4 +1,4 @@
-// The in-game update-check's answer (SPEC: GET /api/packs/{namespace}/{pack_id}/latest).
+// The in-game update-check's answer (GET /api/packs/{namespace}/{pack_id}/latest).
 import { Type, type Static } from 'typebox'
 import { ArchiveFields, PackFormat } from './packs.js'
 
@@ -16,7 +16,7 @@ export const PackLatest = Type.Object(
   { title: 'PackLatest' },
 )
 
-/** CONTRACT §7: which version fits the player's game. Without either, the answer is exactly SPEC's. */
+/** Which version fits the player's game (docs/update-protocol.md). Without either, the answer is the plain newest version. */
 export const UpdateCheckQuery = Type.Object({
   pack_format: Type.Optional(Type.Integer({
     minimum: 0,

@@ -1,4 +1,4 @@
-// Autocomplete for the create page's tag field and user search (CONTRACT §4).
+// Autocomplete for the create page's tag field and user search (docs/decisions.md#autocomplete).
 import { Type } from 'typebox'
 import type { App } from '../http/types.js'
 import { errorResponses } from '../api/common.js'

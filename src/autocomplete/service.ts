@@ -1,4 +1,4 @@
-// Autocomplete (CONTRACT §4): tags by their name or their category's name,
+// Autocomplete (docs/decisions.md#autocomplete): tags by their name or their category's name,
 // users by a username prefix; at most MAX_SUGGESTIONS each.
 import { MAX_SUGGESTIONS } from '../api/constants.js'
 import type { Db } from '../db/index.js'

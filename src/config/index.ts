@@ -1,6 +1,7 @@
 // Environment -> typed configuration, parsed once at start-up.
-// Every variable is optional (CONTRACT §1); a value that is present but wrong
-// stops start-up with a ConfigError whose message is one line naming it.
+// Every variable is optional (docs/decisions.md#running-it); a value that is
+// present but wrong stops start-up with a ConfigError whose message is one
+// line naming it.
 import { isIP } from 'node:net'
 import path from 'node:path'
 import { DEFAULT_UPLOAD_LIMITS } from '../api/constants.js'

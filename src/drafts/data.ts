@@ -1,10 +1,10 @@
 // A draft's data: the create-page form, kept as the JSON text the client sent
-// (CONTRACT §4: stored as given, returned as saved). Checked here when it is
+// (stored as given, returned as saved: docs/decisions.md#drafts). Checked here when it is
 // saved and read here whenever it is used (the draft API, "My drafts",
 // publishing, the create page), so all of them agree on what it says.
 import { BadRequest } from '../errors.js'
 
-/** The form fields a draft stores (SPEC, DraftData) that are text. */
+/** The form fields a draft stores (DraftData) that are text. */
 const TEXT_FIELDS = ['title', 'summary', 'category', 'description', 'version_name', 'changelog'] as const
 
 /** The known members of a draft's data, each of the type its users rely on. */

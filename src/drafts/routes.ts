@@ -1,4 +1,4 @@
-// Drafts of the create page (SPEC: /api/draft/) and publishing one (CONTRACT §5).
+// Drafts of the create page (/api/draft/) and publishing one (docs/decisions.md#publishing).
 import type { App } from '../http/types.js'
 import { Success, bearerAuth, errorResponses } from '../api/common.js'
 import { DraftData, DraftList, DraftQuery, DraftSaveBody, DraftSaved, PublishBody } from '../api/drafts.js'

@@ -1,4 +1,4 @@
-// Drafts of the create page (SPEC: /api/draft/): load, autosave, delete, and
+// Drafts of the create page (/api/draft/): load, autosave, delete, and
 // the caller's list. Publishing one is the packs' use case (src/packs/service.ts).
 import type { Db } from '../db/index.js'
 import { NotFound } from '../errors.js'

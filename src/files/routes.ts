@@ -1,4 +1,4 @@
-// Serving stored files (CONTRACT §4): conditional and range requests, inline
+// Serving stored files (docs/decisions.md#stored-files): conditional and range requests, inline
 // or as a download, always sandboxed so an uploaded file can never act as a
 // page of this site.
 import type { ServerResponse } from 'node:http'

@@ -1,4 +1,4 @@
-// Finding a stored file and reading its bytes (SPEC: GET /api/files/{file_id}/).
+// Finding a stored file and reading its bytes (GET /api/files/{file_id}/).
 import type { Readable } from 'node:stream'
 import { isUuid } from '../api/constants.js'
 import type { Db } from '../db/index.js'

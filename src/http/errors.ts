@@ -89,9 +89,9 @@ export function installErrorHandling(app: App): void {
 /**
  * Fastify's `frameworkErrors`: what its router refuses before any hook or error
  * handler runs, answered in the API's { detail } shape too. An over-long or
- * undecodable path parameter names nothing that exists (CONTRACT §4: a
- * malformed id is 404); anything else (an async constraint that failed) is
- * our fault, so it is logged like any other 500.
+ * undecodable path parameter names nothing that exists (a malformed id is
+ * 404: docs/decisions.md#paths-and-ids); anything else (an async constraint
+ * that failed) is our fault, so it is logged like any other 500.
  */
 export function answerFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   if (error.code === 'FST_ERR_MAX_PARAM_LENGTH' || error.code === 'FST_ERR_BAD_URL') {

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify'
 
-/** Under /api/ every answer is JSON (CONTRACT §4); elsewhere a browser may get pages. */
+/** Under /api/ every answer is JSON (docs/decisions.md#errors); elsewhere a browser may get pages. */
 export function isApiRequest(request: FastifyRequest): boolean {
   return request.url === '/api' || request.url.startsWith('/api/') || request.url.startsWith('/api?')
 }

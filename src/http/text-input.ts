@@ -5,7 +5,7 @@
 // UTF-8 form either; no name, title or search of ours needs one. So, after
 // parsing and before validation:
 //   - a path parameter holding one names nothing: 404, like any other path
-//     parameter that cannot name a thing (CONTRACT §4; the router already
+//     parameter that cannot name a thing (docs/decisions.md#paths-and-ids; the router already
 //     answers 404 to a path that does not decode);
 //   - a query parameter or a body field (keys and values, at any depth): 400,
 //     naming the field.

@@ -10,12 +10,12 @@ export function publicOrigin(config: Config, request: FastifyRequest): string {
   return config.baseUrl ?? `${request.protocol === 'https' ? 'https' : 'http'}://${request.host}`
 }
 
-/** URL of a stored file; absolute only when PACKS_BASE_URL is set (CONTRACT §4, uploads). */
+/** URL of a stored file; absolute only when PACKS_BASE_URL is set (docs/decisions.md#uploads). */
 export function fileUrl(config: Config, fileId: string): string {
   return `${config.baseUrl ?? ''}/api/files/${fileId}/`
 }
 
-/** Always-absolute download URL of a stored file, for the in-game updater (CONTRACT §4, update-check). */
+/** Always-absolute download URL of a stored file, for the in-game updater (docs/decisions.md#the-update-check). */
 export function downloadUrl(config: Config, request: FastifyRequest, fileId: string): string {
   return `${publicOrigin(config, request)}/api/files/${fileId}/?download=1`
 }

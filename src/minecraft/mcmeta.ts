@@ -7,7 +7,7 @@
 //   max without its minor means any minor of that major.
 // The input is whatever an uploader wrote: any JSON at all. Nothing here throws,
 // and a field of the wrong shape is ignored as if absent, so a broken field
-// never hides a good one (the upload itself is never refused for it: CONTRACT §4).
+// never hides a good one (the upload itself is never refused for it: docs/decisions.md#pack_format).
 import type { FormatNumber, FormatRange } from './declaration.js'
 
 /**

@@ -15,7 +15,7 @@ const KINDS: readonly PackKind[] = ['resource', 'data']
 
 /**
  * The releases a version's archive is for, and the words for them.
- * `packFormat` is the version's pack_format (CONTRACT §4): releases before
+ * `packFormat` is the version's pack_format (docs/decisions.md#pack_format): releases before
  * 1.20.2 read nothing else, so they count only when it names their format;
  * and for rows stored before declarations were kept (range null), it stands
  * for the range [n, n]. With no kind (the archive has neither assets/ nor

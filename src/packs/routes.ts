@@ -1,4 +1,4 @@
-// Packs: the listing, a pack's page data and new versions (CONTRACT §5). The
+// Packs: the listing, a pack's page data and new versions (docs/decisions.md#publishing). The
 // update-check on /api/packs/{namespace}/{pack_id}/latest is its own module
 // (src/update-check/).
 import { PACKS_PER_PAGE } from '../api/constants.js'

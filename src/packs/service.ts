@@ -1,5 +1,5 @@
 // The packs' use cases: the listing, one pack, and how packs come to exist
-// (CONTRACT §5): a draft becomes a pack with its first version, and the owner
+// (docs/decisions.md#publishing): a draft becomes a pack with its first version, and the owner
 // adds versions later. Each of those is one transaction, so a failure
 // anywhere leaves the draft, its uploads and the pack as they were.
 import { randomUUID } from 'node:crypto'

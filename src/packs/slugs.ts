@@ -1,4 +1,4 @@
-// pack_id from a pack's title (CONTRACT §5: a slug of [a-z0-9_-]). The slug is
+// pack_id from a pack's title (a slug of [a-z0-9_-]: docs/decisions.md#pack-ids). The slug is
 // part of `namespace:pack_id`, which in-game mods hard-code, so it must be
 // stable for a given title and never contain characters a URL path or a mod
 // config would have to escape.

@@ -54,7 +54,7 @@ function like(column: 'tags.name_lower' | 'categories.name_lower', pattern: stri
 }
 
 /**
- * Tag suggestions for `query` (CONTRACT §4): tags whose name or whose
+ * Tag suggestions for `query` (docs/decisions.md#autocomplete): tags whose name or whose
  * category's name contains it, case-insensitively. Tag-name prefix matches
  * come first, then category-name prefix matches, then the other matches; within
  * each group the most used tags first, then by name. An empty query lists the

@@ -23,7 +23,7 @@ export interface VersionChanges {
 
 async function managedVersion(deps: PacksDeps, actor: Actor, namespace: string, packId: string, versionId: string) {
   const pack = await getManagedPack(deps.db, namespace, packId, actor)
-  // A malformed id names nothing (CONTRACT §4).
+  // A malformed id names nothing (docs/decisions.md#paths-and-ids).
   const version = isUuid(versionId) ? await findPackVersion(deps.db, pack.id, versionId.toLowerCase()) : undefined
   if (!version) throw new NotFound('version not found')
   return { pack, version }

@@ -1,4 +1,4 @@
-// Account pages: sign in and out, sign up (CONTRACT §1 usernames, §3 sessions)
+// Account pages: sign in and out, sign up (docs/decisions.md#usernames, #sessions-and-csrf)
 // and change password. Forms that work without scripts; sign-in and sign-out
 // also answer JSON to a script that posts JSON.
 import type { FastifyRequest } from 'fastify'

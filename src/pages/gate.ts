@@ -1,4 +1,4 @@
-// The gate page (CONTRACT §2): the site password as a form, which sets the
+// The gate page (docs/decisions.md#the-gate): the site password as a form, which sets the
 // gate cookie. Public: it is how a browser gets past the gate.
 import { Type } from 'typebox'
 import { checkGatePassword } from '../accounts/attempts.js'

@@ -1,4 +1,4 @@
-// The staff statistics snapshot (SPEC: GET /api/stats/): process, event loop,
+// The staff statistics snapshot (GET /api/stats/): process, event loop,
 // per-route request metrics and database counts. Built at most once per cache
 // window (the 'metrics' plugin, src/stats/plugin.ts, keeps it in the site's
 // snapshot cache) because the counts scan whole tables.

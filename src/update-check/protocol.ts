@@ -20,7 +20,7 @@ export function sendSignedJson(signer: Signer, request: FastifyRequest, reply: F
   return reply.header(SIGNATURE_HEADER, signer.header(answer.body)).type('application/json; charset=utf-8').send(answer.body)
 }
 
-/** pack_format or game_version (CONTRACT §7), not both. */
+/** pack_format or game_version (docs/update-protocol.md), not both. */
 export function gameOf(query: { pack_format?: number | undefined; game_version?: string | undefined }): GameQuery | undefined {
   const { pack_format: packFormat, game_version: release } = query
   if (packFormat !== undefined && release !== undefined) throw new BadRequest('give pack_format or game_version, not both')

@@ -1,4 +1,4 @@
-// The in-game update-check (SPEC: GET /api/packs/{namespace}/{pack_id}/latest).
+// The in-game update-check (GET /api/packs/{namespace}/{pack_id}/latest).
 import { Type } from 'typebox'
 import { noneMatch } from '../http/conditional.js'
 import { publicOrigin } from '../http/urls.js'

@@ -1,4 +1,4 @@
-// The in-game update-check (SPEC: GET /api/packs/{namespace}/{pack_id}/latest).
+// The in-game update-check (GET /api/packs/{namespace}/{pack_id}/latest).
 // Every player's game asks on every start, so the answer is served from the
 // cache (./cache.ts) as the exact bytes sent, with their ETag, and computed
 // only after a publish or a new version of its pack has dropped it.

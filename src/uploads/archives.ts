@@ -65,7 +65,7 @@ const DATA_PREFIX = Buffer.from('data/')
 
 export interface ArchiveInfo {
   entries: number
-  /** From pack.mcmeta at the root (CONTRACT §4); null when absent or unusable. */
+  /** From pack.mcmeta at the root (docs/decisions.md#pack_format); null when absent or unusable. */
   packFormat: number | null
   /** Its kind from its root folders, and the format range its pack.mcmeta declares. */
   declaration: PackDeclaration
@@ -298,7 +298,7 @@ function isAsciiLetter(byte: number): boolean {
 
 /**
  * The root pack.mcmeta as JSON, or undefined when it cannot be read or is not
- * JSON; a broken or huge pack.mcmeta never rejects the upload (CONTRACT §4).
+ * JSON; a broken or huge pack.mcmeta never rejects the upload (docs/decisions.md#pack_format).
  */
 async function readMcmeta(reader: StoreReader, record: McmetaRecord, dataLimit: number): Promise<unknown> {
   if (record.flags & FLAG_ENCRYPTED) return undefined

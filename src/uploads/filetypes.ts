@@ -1,4 +1,4 @@
-// Which file types each upload kind accepts (CONTRACT §4). The type is always
+// Which file types each upload kind accepts (docs/decisions.md#accepted-types). The type is always
 // decided from the bytes (file-type's signatures), never from the name or the
 // client's declared Content-Type.
 import { fileTypeFromBuffer } from 'file-type'

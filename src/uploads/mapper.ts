@@ -1,4 +1,4 @@
-// Pending uploads in the API's shape (SPEC: TempUpload).
+// Pending uploads in the API's shape (TempUpload).
 import type { TempUploadBody } from '../api/uploads.js'
 import type { Config } from '../config/index.js'
 import { fileUrl } from '../http/urls.js'

@@ -1,4 +1,4 @@
-// pack_format of a pack from its pack.mcmeta (CONTRACT §4, update-check). The
+// pack_format of a pack from its pack.mcmeta (docs/decisions.md#pack_format). The
 // whole declared range, for naming Minecraft releases, is src/minecraft/mcmeta.ts's.
 import { parseMcmeta } from '../minecraft/mcmeta.js'
 

@@ -1,4 +1,4 @@
-// Temporary uploads (SPEC: POST /api/uploads/, POST /api/uploads/{upload_uuid}/delete/).
+// Temporary uploads (POST /api/uploads/, POST /api/uploads/{upload_uuid}/delete/).
 import type { FastifyRequest } from 'fastify'
 import { Success, bearerAuth, errorResponses } from '../api/common.js'
 import { TempUpload, UploadForm, UploadParams } from '../api/uploads.js'

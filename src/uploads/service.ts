@@ -1,4 +1,4 @@
-// Temporary uploads (CONTRACT §4): a form's file streamed straight into
+// Temporary uploads (docs/decisions.md#uploads): a form's file streamed straight into
 // storage, typed from its bytes, optionally joined to a draft, within the
 // user's quotas; and their deletion by the owner.
 import { randomUUID } from 'node:crypto'

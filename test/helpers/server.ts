@@ -59,7 +59,7 @@ export interface StartOptions {
   stdoutFile?: string
 }
 
-// Variables the server reads (CONTRACT §1): a developer's or CI's own settings
+// Variables the server reads (the README's configuration table): a developer's or CI's own settings
 // must not leak into a test's server, which gets exactly what the test gives it.
 const SERVER_VARIABLES = /^(PORT|HOST|PACKS_.*|DATABASE_URL|STORAGE_URL|REDIS_URL|WEB_CONCURRENCY|LOG_LEVEL|NODE_TEST_CONTEXT)$/
 
@@ -359,7 +359,7 @@ export async function cliOk(args: string[], env: NodeJS.ProcessEnv, overrides: E
   return result
 }
 
-/** `packs token create` prints the raw token alone on the last line of stdout (CONTRACT §1). */
+/** `packs token create` prints the raw token alone on the last line of stdout (docs/decisions.md#running-it). */
 export function lastLine(text: string): string {
   const lines = text.split('\n').map((line) => line.trim()).filter((line) => line !== '')
   const last = lines[lines.length - 1]

@@ -1,4 +1,4 @@
-// The gate (CONTRACT §2) and authentication (CONTRACT §3): header, gate page
+// The gate and authentication (docs/decisions.md#the-gate, #authentication): header, gate page
 // and cookie, Bearer tokens, sessions with CSRF, and failed-attempt limits.
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'

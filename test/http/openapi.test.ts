@@ -1,5 +1,6 @@
-// /api/schema/ is generated from the route schemas; it must describe SPEC.md's
-// interface exactly (paths, methods, security, field names) and CONTRACT §5's additions.
+// /api/schema/ is generated from the route schemas; it must describe the base
+// interface exactly (paths, methods, security, field names: docs/api.md) and
+// the publishing operations beside it.
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { makeSite, type TestSite } from '../helpers/app.js'
@@ -55,8 +56,8 @@ test('document header: OpenAPI 3, version 1.0.0, bearerAuth as an apiKey in the 
   )
 })
 
-const SPEC_OPERATIONS: Array<[string, string, string[], boolean]> = [
-  // path, method, error statuses SPEC lists, declares bearerAuth
+const BASE_OPERATIONS: Array<[string, string, string[], boolean]> = [
+  // path, method, error statuses it must list, declares bearerAuth
   ['/api/files/{file_id}/', 'get', ['401', '404'], false],
   ['/api/uploads/', 'post', ['400', '401'], true],
   ['/api/uploads/{upload_uuid}/delete/', 'post', ['401', '404'], true],
@@ -69,8 +70,8 @@ const SPEC_OPERATIONS: Array<[string, string, string[], boolean]> = [
   ['/api/stats/', 'get', ['401', '403'], true],
 ]
 
-test('every SPEC operation is there with its statuses and security', () => {
-  for (const [path, method, statuses, bearer] of SPEC_OPERATIONS) {
+test('every base operation is there with its statuses and security', () => {
+  for (const [path, method, statuses, bearer] of BASE_OPERATIONS) {
     const op = operation(path, method)
     for (const status of ['200', ...statuses]) assert.ok(op.responses[status], `${method} ${path} lists ${status}`)
     const declares = (op.security ?? []).some((s) => 'bearerAuth' in s)
@@ -78,12 +79,12 @@ test('every SPEC operation is there with its statuses and security', () => {
   }
 })
 
-test('CONTRACT §5 publishing operations are documented', () => {
+test('the publishing operations are documented', () => {
   assert.ok(operation('/api/draft/publish/', 'post').responses['201'])
   assert.ok(operation('/api/packs/{namespace}/{pack_id}/versions/', 'post').responses['201'])
 })
 
-test('parameters carry SPEC names', () => {
+test('parameters carry the documented names', () => {
   const names = (path: string, method: string) => (operation(path, method).parameters ?? []).map((p) => `${p.in}:${p.name}`)
   assert.ok(names('/api/files/{file_id}/', 'get').includes('path:file_id'))
   assert.ok(names('/api/files/{file_id}/', 'get').includes('query:download'))
@@ -103,7 +104,7 @@ test('the upload takes multipart/form-data with file, kind and draft_uuid', () =
   assert.deepEqual(Object.keys(multipart.schema.properties).sort(), ['draft_uuid', 'file', 'kind'])
 })
 
-test('response shapes use SPEC field names', () => {
+test('response shapes use the documented field names', () => {
   const fields = (schema: Schema) => Object.keys(schema.properties ?? {}).sort()
   assert.deepEqual(fields(jsonSchema(operation('/api/uploads/', 'post'), '200')), ['content_type', 'filename', 'kind', 'url', 'uuid'])
   assert.deepEqual(fields(jsonSchema(operation('/api/uploads/{upload_uuid}/delete/', 'post'), '200')), ['success'])
@@ -119,7 +120,7 @@ test('response shapes use SPEC field names', () => {
   assert.deepEqual(fields(users.items!), ['username'])
   assert.deepEqual(
     fields(jsonSchema(operation('/api/packs/{namespace}/{pack_id}/latest', 'get'), '200')),
-    // SPEC's seven, and CONTRACT §7's size, hashes and file name.
+    // The seven base fields, and the updater's size, hashes and file name.
     ['created_at', 'download_url', 'filename', 'name', 'namespace', 'pack_format', 'pack_id', 'sha1', 'sha256', 'size', 'version'],
   )
   assert.equal(jsonSchema(operation('/api/stats/', 'get'), '200').type, 'object')

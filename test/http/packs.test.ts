@@ -66,7 +66,7 @@ describe('GET /api/packs/{namespace}/{pack_id}/latest', () => {
 
   test('answers exactly the PackLatest fields, with an absolute download URL', async () => {
     const body = (await latest('alice', 'update-check')).json() as Latest
-    // SPEC's seven fields, and CONTRACT §7's additions (size, hashes, file name) beside them.
+    // The seven base fields, and the additions for updaters (size, hashes, file name) beside them.
     assert.deepEqual(Object.keys(body).sort(), [
       'created_at', 'download_url', 'filename', 'name', 'namespace', 'pack_format', 'pack_id', 'sha1', 'sha256', 'size', 'version',
     ])

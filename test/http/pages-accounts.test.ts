@@ -1,4 +1,4 @@
-// Account pages: sign up (CONTRACT §1 usernames) and change password, through
+// Account pages: sign up (docs/decisions.md#usernames) and change password, through
 // the forms as a browser posts them.
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'

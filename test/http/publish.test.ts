@@ -98,7 +98,7 @@ describe('POST /api/draft/publish/', () => {
     assert.deepEqual(latest.json(), {
       namespace: 'alice', pack_id: 'chateau-builder', name: 'Château Builder', version: '1.0.0', pack_format: 48,
       created_at: v!.created_at, download_url: v!.download_url,
-      // CONTRACT §7's additions: what an updater checks the download against.
+      // The additions for updaters: what an updater checks the download against.
       size: v!.size, sha256: v!.sha256, sha1: v!.sha1, filename: v!.filename,
     })
   })

@@ -1,6 +1,6 @@
 // Compatible answers (issue 11, item 2): ?pack_format=N and ?game_version=R
 // on the update-check give the newest version that runs on that game, for the
-// pack's kind; 404 with a detail when none does; without either, SPEC's
+// pack's kind; 404 with a detail when none does; without either, the plain
 // answer. Each variant has its own cached answer and ETag, dropped with the
 // pack's when a version changes it.
 import { after, before, describe, test } from 'node:test'
@@ -39,7 +39,7 @@ before(async () => {
 after(() => site.close())
 
 describe('the update-check for a player\'s game', () => {
-  test('without parameters: the newest version, SPEC\'s answer', async () => {
+  test('without parameters: the newest version, the plain answer', async () => {
     assert.equal(await versionOf(''), 'for-1.21.9')
     assert.equal(pack.pack_id, 'lamps')
   })

@@ -211,7 +211,7 @@ describe('what the archive declares: its kind and its format range', () => {
     assert.equal(broken.packFormat, null)
   })
 
-  test('hostile numbers are no range; pack_format keeps its CONTRACT meaning', async () => {
+  test('hostile numbers are no range; pack_format keeps its documented meaning', async () => {
     const info = await expectAccepted(await zip({ 'pack.mcmeta': mcmeta({ pack_format: -4, min_format: [-1, 'x'], max_format: { a: 1 } }) }))
     assert.deepEqual(info.declaration, DECLARES_NOTHING)
     assert.equal(info.packFormat, -4)
