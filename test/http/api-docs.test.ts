@@ -44,17 +44,7 @@ test('the readable page covers every operation of the document, and every link i
   assert.ok(operations.length > 30, `the document has the API's operations (${operations.length})`)
   for (const operation of operations) assert.ok(headings.has(operation), `docs/api.md has a section for ${operation}`)
 
-  // GitHub's anchors: lower case, punctuation but - and _ dropped, spaces to -, repeats numbered -1, -2...
-  const anchors = new Set<string>()
-  const seen = new Map<string, number>()
-  for (const line of generated.markdown.split('\n')) {
-    const heading = /^#{1,6} (.*)$/.exec(line)
-    if (!heading?.[1]) continue
-    const base = heading[1].toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-')
-    const count = seen.get(base) ?? 0
-    seen.set(base, count + 1)
-    anchors.add(count === 0 ? base : `${base}-${count}`)
-  }
+  const anchors = headingAnchors(generated.markdown)
   const links = [...generated.markdown.matchAll(/\]\(#([^)]+)\)/g)].map((match) => match[1]!)
   assert.ok(links.length > operations.length, 'the contents link every operation')
   for (const link of links) assert.ok(anchors.has(link), `#${link} names a heading of docs/api.md`)
@@ -62,6 +52,23 @@ test('the readable page covers every operation of the document, and every link i
   const outsideCode = generated.markdown.replace(/`[^`\n]*`/g, '').replace(/^<!--.*-->$/gm, '')
   assert.doesNotMatch(outsideCode, /<[a-z]/i, 'no raw < outside code spans in docs/api.md')
 })
+
+/** GitHub's heading anchors of a Markdown text: lower case, punctuation but - and _ dropped, spaces to -, repeats numbered -1, -2... */
+function headingAnchors(markdown: string): Set<string> {
+  const anchors = new Set<string>()
+  const seen = new Map<string, number>()
+  let fenced = false
+  for (const line of markdown.split('\n')) {
+    if (line.startsWith('```')) fenced = !fenced
+    const heading = fenced ? null : /^#{1,6} (.*)$/.exec(line)
+    if (!heading?.[1]) continue
+    const base = heading[1].toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-')
+    const count = seen.get(base) ?? 0
+    seen.set(base, count + 1)
+    anchors.add(count === 0 ? base : `${base}-${count}`)
+  }
+  return anchors
+}
 
 /** The repository's files: tracked ones and new ones not ignored (the tree itself where there is no git). */
 function repositoryFiles(): string[] {
@@ -92,4 +99,26 @@ test('no file refers to the specification documents outside the repository, by p
     })
   }
   assert.deepEqual(found, [], `these lines refer to documents outside the repository; point to docs/decisions.md or say the reason instead:\n${found.join('\n')}`)
+})
+
+test('every pointer into docs/decisions.md names one of its headings', () => {
+  const decisions = fs.readFileSync(path.join(ROOT, 'docs', 'decisions.md'), 'utf8')
+  const anchors = headingAnchors(decisions)
+  const broken: string[] = []
+  let pointers = 0
+  // Comments say `docs/decisions.md#the-gate, #authentication`; Markdown links `decisions.md#usernames`; the page itself `(#errors)`.
+  const check = (where: string, anchor: string) => {
+    pointers++
+    if (!anchors.has(anchor)) broken.push(`${where}: #${anchor}`)
+  }
+  for (const file of repositoryFiles()) {
+    if (!/\.(ts|js|md)$/.test(file)) continue
+    const text = fs.readFileSync(path.join(ROOT, file), 'utf8')
+    for (const match of text.matchAll(/decisions\.md((?:#[A-Za-z0-9_-]+)(?:,\s*#[A-Za-z0-9_-]+)*)/g)) {
+      for (const anchor of match[1]!.split(/,\s*/)) check(file, anchor.slice(1))
+    }
+  }
+  for (const match of decisions.matchAll(/\]\(#([^)]+)\)/g)) check('docs/decisions.md', match[1]!)
+  assert.ok(pointers > 20, `the pointers were found (${pointers})`)
+  assert.deepEqual(broken, [], `these point to no heading of docs/decisions.md:\n${broken.join('\n')}`)
 })
