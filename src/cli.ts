@@ -40,13 +40,16 @@ class UsageError extends Error {}
 
 const COMMANDS: Record<string, Command> = {
   'user create': {
-    usage: 'user create <username> --password <password> [--staff]',
-    summary: 'create a user (1-32 characters of A-Z a-z 0-9 _ . -, unique case-insensitively)',
+    usage: 'user create <username> (--password <password> | --password-stdin) [--staff]',
+    summary: 'create a user (1-32 characters of A-Z a-z 0-9 _ . -, unique case-insensitively); --password-stdin reads '
+      + 'the password from the first line of standard input, so it is not in the process list',
     positionals: ['username'],
-    options: { password: { type: 'string' }, staff: { type: 'boolean' } },
-    required: ['password'],
+    options: { password: { type: 'string' }, 'password-stdin': { type: 'boolean' }, staff: { type: 'boolean' } },
     async run(db, [username], values, out, config) {
-      const user = await createUser(db, new PasswordHasher(config.passwordHashCost), username!, values.password as string, values.staff === true)
+      const fromStdin = values['password-stdin'] === true
+      if (fromStdin === (values.password !== undefined)) throw new UsageError('give exactly one of --password <password> and --password-stdin')
+      const password = fromStdin ? await firstLineOfStdin() : values.password as string
+      const user = await createUser(db, new PasswordHasher(config.passwordHashCost), username!, password, values.staff === true)
       out(`created ${user.isStaff ? 'staff user' : 'user'} ${user.username}`)
     },
   },
@@ -366,6 +369,17 @@ const processOutput: CliOutput = {
  * with the process's arguments, environment and streams; tests call it in
  * their own process with a site's environment, which costs no process start.
  */
+/** The first line of standard input, without its line ending; at most 64 KiB are read (a password, not a file). */
+async function firstLineOfStdin(): Promise<string> {
+  let text = ''
+  for await (const chunk of process.stdin) {
+    text += String(chunk)
+    if (text.includes('\n') || text.length > 65_536) break
+  }
+  process.stdin.destroy()
+  return text.split(/\r?\n/, 1)[0] ?? ''
+}
+
 export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env, output: CliOutput = processOutput): Promise<number> {
   const [group, action, ...rest] = argv
   if (group === undefined || group === 'help' || group === '--help' || group === '-h') {

@@ -87,7 +87,7 @@ describe('packs CLI', () => {
     }
     assert.equal(runs[1]!.stdout, runs[0]!.stdout, 'the same help in and out of a process')
     const one = ok(await packs(dataDir, ['user', 'create', '--help']))
-    assert.match(one.stdout, /^usage: packs user create <username> --password <password> \[--staff\]\n/)
+    assert.match(one.stdout, /^usage: packs user create <username> \(--password <password> \| --password-stdin\) \[--staff\]\n/)
   })
 
   test('creates users, tokens, categories and tags that the server then uses', async () => {
@@ -162,6 +162,13 @@ describe('packs CLI', () => {
       [['tag', 'create', 'COZY COTTAGE', '--category', 'textures'], /exists/],
       [['tag', 'create', 'x'.repeat(33), '--category', 'textures'], /tag name/],
     ]
+    // The password comes from argv or from stdin (the README's walk-through pipes it), never both, never
+    // neither: a usage error (exit 2) with the command's usage line.
+    for (const args of [['user', 'create', 'dave', '--password', 'another-password', '--password-stdin'], ['user', 'create', 'dave']]) {
+      const run = await packs(dataDir, args)
+      assert.equal(run.code, 2, run.stderr)
+      assert.match(run.stderr, /^packs: give exactly one of --password <password> and --password-stdin\nusage: packs user create /)
+    }
     // One after another: in one process, SQLite writers would wait on each other's locks.
     for (const [args, pattern] of cases) {
       const run = await packs(dataDir, args)

@@ -1,0 +1,104 @@
+// backends: sqlite — the README's walk-through runs beside `npm start` with no settings: SQLite and files in the data directory
+// The README's curl walk-through, exactly as it stands in README.md: this file reads the block out of the
+// README and runs it with bash beside a server started as `npm start` starts it (first start, generated
+// site password), the way a reader pastes it. The block creates what it uses (user, token, category, tag,
+// the pack's files), takes the ids it needs from the answers and ends with a byte compare of the download,
+// so a step that stops working fails here instead of in a stranger's terminal.
+import { after, before, describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { ROOT, startServer, type RunningServer } from '../helpers/server.js'
+
+const SECTION = '## A walk through the API with curl'
+const SITE_PASSWORD_LINE = /^ {2}Site password: (\S+)$/m
+
+/** The section's shell blocks: the first sets the password, the second is the walk-through. */
+function readmeBlocks(): string[] {
+  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8')
+  const start = readme.indexOf(SECTION)
+  assert.ok(start >= 0, `README.md has a "${SECTION}" section`)
+  const next = readme.indexOf('\n## ', start + SECTION.length)
+  const section = readme.slice(start, next < 0 ? undefined : next)
+  return [...section.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((match) => match[1]!)
+}
+
+interface Run { code: number | null; stdout: string; stderr: string }
+
+function bash(script: string, env: NodeJS.ProcessEnv): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', ['-c', script], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString() })
+    child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
+    child.once('error', reject)
+    child.once('close', (code) => resolve({ code, stdout, stderr }))
+  })
+}
+
+describe("the README's curl walk-through, as pasted", { timeout: 180_000 }, () => {
+  let server: RunningServer
+  let sitePassword = ''
+  /** The block's `mktemp -d` lands here, so whatever it leaves is found (and removed). */
+  let tmp = ''
+  let env: NodeJS.ProcessEnv = {}
+
+  before(async () => {
+    // No PACKS_MASTER_PASSWORD: the first start generates one and prints it, as for a new reader.
+    server = await startServer({ env: { PACKS_MASTER_PASSWORD: undefined } })
+    sitePassword = SITE_PASSWORD_LINE.exec(server.stdout())?.[1] ?? ''
+    assert.ok(sitePassword, 'the first start printed a site password')
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'packs-readme-'))
+    // The shell of a reader in the project folder: the server's own variables (data dir, port, the test
+    // hash cost), nothing of the test runner's backends.
+    env = { ...server.env, TMPDIR: tmp }
+    delete env.PACKS_MASTER_PASSWORD
+  })
+
+  after(async () => {
+    await server?.stop().catch(() => undefined)
+    fs.rmSync(server?.dataDir ?? '', { recursive: true, force: true })
+    if (tmp) fs.rmSync(tmp, { recursive: true, force: true })
+  })
+
+  test('the section has the password line and one walk-through block that stops at the first failure', () => {
+    const blocks = readmeBlocks()
+    assert.equal(blocks.length, 2, 'two shell blocks: the export and the walk-through')
+    assert.match(blocks[0]!, /^export PACKS_MASTER_PASSWORD=/m)
+    const walk = blocks[1]!
+    assert.match(walk, /^set -euo pipefail$/m)
+    // Every curl goes through the one command that fails loudly (no bare `curl -sf` that hides the detail).
+    assert.match(walk, /^CURL=\(curl [^)]*--fail-with-body/m)
+    const bareCurls = walk.split('\n').filter((line) => /(^|[\s(])curl\s/.test(line) && !line.startsWith('CURL=(') && !line.startsWith('#'))
+    assert.deepEqual(bareCurls, [])
+  })
+
+  test('without the site password it stops at once with a line saying what to set', async () => {
+    const run = await bash(readmeBlocks()[1]!, env)
+    assert.notEqual(run.code, 0)
+    assert.match(run.stderr, /PACKS_MASTER_PASSWORD: export PACKS_MASTER_PASSWORD=<the site password npm start printed>/)
+    assert.doesNotMatch(run.stdout, /created user/, 'nothing ran before the check')
+  })
+
+  test('pasted with the printed password, every step succeeds and the download is the uploaded archive', async () => {
+    const run = await bash(readmeBlocks()[1]!, { ...env, PACKS_MASTER_PASSWORD: sitePassword })
+    assert.equal(run.code, 0, `the walk-through failed (exit ${run.code})\nstdout:\n${run.stdout}\nstderr:\n${run.stderr}`)
+    assert.match(run.stdout, /^downloaded: the same bytes$/m)
+
+    // What it made is what a reader would find on the site.
+    const headers = { 'x-master-password': sitePassword }
+    const pack = await (await fetch(`${server.url}/api/packs/alice/cave-lights/`, { headers })).json() as {
+      title: string; category: { key: string } | null; tags: { name: string }[]; versions?: { version_name?: string; name?: string }[]
+    }
+    assert.equal(pack.title, 'Cave Lights')
+    assert.equal(pack.category?.key, 'worldgen')
+    assert.deepEqual(pack.tags.map((tag) => tag.name), ['caves'])
+    const latest = await (await fetch(`${server.url}/api/packs/alice/cave-lights/latest`, { headers })).json() as { version: string }
+    assert.equal(latest.version, '1.1.0')
+    // The block cleans up after itself.
+    assert.deepEqual(fs.readdirSync(tmp), [])
+  })
+})
