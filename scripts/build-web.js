@@ -3,6 +3,7 @@
 // all content-hashed into dist/web/ with a manifest the server reads at start.
 // `npm start` and `npm test` run this first (prestart / the test script).
 import { build } from 'esbuild'
+import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -41,6 +42,10 @@ for (const [output, meta] of Object.entries(result.metafile.outputs)) {
   const name = path.basename(meta.entryPoint, path.extname(meta.entryPoint)) + ext
   manifest[name] = path.basename(output)
 }
+// The site's icon: content-hashed like the rest, and also what GET /favicon.ico answers (src/pages/assets.ts).
+const favicon = fs.readFileSync(path.join(root, 'src', 'web', 'favicon.svg'))
+manifest['favicon.svg'] = `favicon-${createHash('sha256').update(favicon).digest('hex').slice(0, 8).toUpperCase()}.svg`
+fs.writeFileSync(path.join(outdir, manifest['favicon.svg']), favicon)
 fs.writeFileSync(path.join(outdir, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n')
 const bytes = Object.keys(result.metafile.outputs).reduce((sum, f) => sum + fs.statSync(path.join(root, f)).size, 0)
 console.log(`web bundle: ${Object.keys(manifest).length} entries, ${(bytes / 1024).toFixed(1)} KiB in dist/web/`)

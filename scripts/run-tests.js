@@ -460,6 +460,12 @@ function runJob(job, env, timeoutSeconds, tmp) {
   const id = `job-${++jobNumber}`
   const resultsFile = path.join(tmp, `${id}.jsonl`)
   const usageFile = path.join(tmp, `${id}.usage`)
+  // The job's own temp directory (TMPDIR, which os.tmpdir() and mktemp read): what its tests leave there is
+  // found, named and removed, so `npm test` leaves nothing behind in the machine's temp directory.
+  // Mode 1777 as /tmp has it: a test's PostgreSQL cluster runs as the postgres user and keeps its files here.
+  const jobTmp = path.join(tmp, `${id}.tmp`)
+  fs.mkdirSync(jobTmp)
+  fs.chmodSync(jobTmp, 0o1777)
   const args = [
     '--enable-source-maps', '--import', USAGE_HOOK,
     '--test-reporter=spec', '--test-reporter-destination=stdout',
@@ -470,7 +476,7 @@ function runJob(job, env, timeoutSeconds, tmp) {
     // Its own process group: a timeout or Ctrl-C ends the servers and browsers it started too.
     const child = spawn(process.execPath, args, {
       cwd: ROOT,
-      env: { ...env, PACKS_TEST_USAGE_FILE: usageFile },
+      env: { ...env, PACKS_TEST_USAGE_FILE: usageFile, TMPDIR: jobTmp },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     })
@@ -520,6 +526,12 @@ function runJob(job, env, timeoutSeconds, tmp) {
         const own = job.files.length === 1
         return { ...counts, combo: job.combo, seconds: own ? seconds : counts.seconds, ok: problems.length === 0, problems }
       })
+      const leftovers = fs.readdirSync(jobTmp)
+      fs.rmSync(jobTmp, { recursive: true, force: true })
+      if (leftovers.length > 0 && !timedOut && !signal && files.every((file) => file.ok)) {
+        // Reported only when everything passed: a failing test may well stop before its cleanup.
+        jobProblems.push(`left ${leftovers.length} entries in the temp directory (${leftovers.slice(0, 5).join(', ')}${leftovers.length > 5 ? ', ...' : ''}): remove what a test creates`)
+      }
       if (code !== 0 && !timedOut && !signal && files.every((file) => file.ok)) {
         // Every test passed, yet the process failed: an error after the tests (asynchronous activity they left behind).
         jobProblems.push(`exit code ${code} after all tests passed`)
@@ -619,6 +631,8 @@ for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]
 }
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'packs-run-'))
+// Others may pass through (to each job's temp directory, see runJob) but not list it.
+fs.chmodSync(tmp, 0o711)
 cleanups.push(() => fs.rmSync(tmp, { recursive: true, force: true }))
 
 // What a job inherits: the caller's environment without a backend choice of its own.
@@ -756,7 +770,7 @@ if (failedFiles.length > 0 || failedJobs.length > 0) {
     console.log(`  ✖ ${file.file} [${file.combo}]: ${file.problems.join('; ')}`)
     for (const failure of file.failures ?? []) console.log(`      ${failure}`)
   }
-  for (const result of failedJobs) console.log(`  ✖ job of ${result.files.join(', ')} [${result.combo}]: ${result.problems.join('; ')}`)
+  for (const result of failedJobs) console.log(`  ✖ job of ${result.files.map((file) => file.file).join(', ')} [${result.combo}]: ${result.problems.join('; ')}`)
 } else {
   console.log(`all ${fileResults.length} file runs passed`)
 }

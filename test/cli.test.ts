@@ -12,7 +12,6 @@ import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createHash, randomUUID } from 'node:crypto'
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config/index.js'
@@ -21,6 +20,7 @@ import { expectError } from './helpers/app.js'
 import { createTestDatabase, type TestDatabase } from './helpers/database.js'
 import { datapack, multipart, png } from './helpers/fixtures.js'
 import { lastLine, runCli, TEST_HASH_COST, type CliResult } from './helpers/server.js'
+import { tempDir } from './helpers/temp.js'
 
 const GATE = 'env-gate-password'
 
@@ -65,7 +65,7 @@ async function appOn(dataDir: string, masterPassword?: string, env: Record<strin
 describe('packs CLI', () => {
   let dataDir: string
   before(async () => {
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'packs-cli-'))
+    dataDir = tempDir('packs-cli-')
     database = await createTestDatabase()
   })
   after(async () => {
@@ -285,7 +285,7 @@ describe('packs export, import and doctor', () => {
   const sites: { dir: string; database: TestDatabase }[] = []
   /** A fresh site: a data directory and, on PostgreSQL, a database of its own. */
   async function newSite(): Promise<{ dir: string; env: Record<string, string> }> {
-    const site = { dir: fs.mkdtempSync(path.join(os.tmpdir(), 'packs-cli-site-')), database: await createTestDatabase() }
+    const site = { dir: tempDir('packs-cli-site-'), database: await createTestDatabase() }
     sites.push(site)
     return { dir: site.dir, env: site.database.url ? { DATABASE_URL: site.database.url } : {} }
   }
@@ -314,7 +314,7 @@ describe('packs export, import and doctor', () => {
     } finally {
       await app.close()
     }
-    exportDir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'packs-cli-export-')), 'site')
+    exportDir = path.join(tempDir('packs-cli-export-'), 'site')
     sites.push({ dir: path.dirname(exportDir), database: { url: undefined, drop: async () => {} } })
     // However permissive the umask, an export holds the site secret and every password hash.
     const umask = process.umask(0)

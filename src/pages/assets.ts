@@ -19,6 +19,13 @@ export default async function assetRoutes(app: App): Promise<void> {
     return reply.type('text/css; charset=utf-8').send(body)
   })
 
+  // Browsers and feed readers ask for /favicon.ico whatever the page links to; it is the site's SVG icon
+  // (every current browser takes an SVG there), public like the gate page that shows it.
+  app.get('/favicon.ico', { config: { access: 'public' }, schema: { hide: true } }, async (_request, reply) => {
+    const icon = app.assets.file(app.assets.url('favicon.svg').slice('/assets/'.length))!
+    return reply.header('cache-control', 'public, max-age=86400').type(icon.contentType).send(icon.body)
+  })
+
   // Code and styles are no secret, and the gate page needs them before the gate is passed.
   app.get('/assets/:name', { config: { access: 'public' }, schema: { hide: true, params: AssetParams } }, async (request, reply) => {
     const asset = app.assets.file(request.params.name)

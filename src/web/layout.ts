@@ -34,6 +34,7 @@ export function renderPage(ctx: PageContext, options: PageOptions): string {
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${options.title} · Packs</title>
+<link rel="icon" type="image/svg+xml" href="${ctx.assets.url('favicon.svg')}">
 <link rel="stylesheet" href="${ctx.assets.url('site.css')}">
 ${ctx.pastGate ? html`<link rel="stylesheet" href="/assets/categories.css">` : null}
 ${ctx.csrfToken ? html`<meta name="csrf-token" content="${ctx.csrfToken}">` : null}

@@ -5,7 +5,6 @@
 // STORAGE_URL needs no store: test/unit/storage-url.test.ts.
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import { createHash, randomUUID } from 'node:crypto'
 import { Readable } from 'node:stream'
@@ -22,6 +21,7 @@ import { s3Bucket, s3Selected, stopS3Server, type TestBucket } from '../helpers/
 import { openTestStore, testStoreName } from '../helpers/store.js'
 import { until } from '../helpers/wait.js'
 import { PutObjectCommand } from '@aws-sdk/client-s3'
+import { tempDir } from '../helpers/temp.js'
 
 const MiB = 1024 * 1024
 
@@ -311,7 +311,7 @@ describe('S3 STORAGE_URL at start', { skip: !s3Selected() && 'the S3 store\'s st
     await assert.rejects(store.check!(), (error: Error) => error instanceof ConfigError && /bucket "no-such-bucket-here" does not exist/.test(error.message))
     await store.close()
 
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'packs-s3-config-'))
+    const dataDir = tempDir('packs-s3-config-')
     try {
       const config = loadConfig({ PACKS_DATA_DIR: dataDir, PACKS_MASTER_PASSWORD: 'pw-for-config-test', STORAGE_URL: url })
       await assert.rejects(buildApp(config, { logger: false, sweep: false }), (error: Error) => error instanceof ConfigError && /does not exist/.test(error.message))

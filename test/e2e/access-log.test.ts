@@ -9,12 +9,12 @@ import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import net from 'node:net'
-import os from 'node:os'
 import path from 'node:path'
 import { LogSink } from '../../src/http/log-sink.js'
 import { startServer, type RunningServer } from '../helpers/server.js'
 import { eventually } from '../helpers/wait.js'
 import { recordWrites } from '../helpers/log-writes.js'
+import { tempDir } from '../helpers/temp.js'
 
 const PASSWORD = 'access-log-password'
 let server: RunningServer
@@ -75,7 +75,7 @@ test('PACKS_ACCESS_LOG=off and LOG_LEVEL=warn turn it off', async () => {
 // The server's stdout in the tests above is a pipe too; this looks at the writes themselves. (Here rather than in
 // test/unit/log-sink.test.ts: making a named pipe takes a process.)
 test('to a pipe, the log is written in whole lines of at most 4096 bytes a write (PIPE_BUF), in order', async (t) => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'packs-log-sink-'))
+  const dir = tempDir('packs-log-sink-')
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
   const fifo = path.join(dir, 'pipe')
   execFileSync('mkfifo', [fifo])

@@ -35,6 +35,7 @@ import { pgClusterSkip, startPgCluster, type PgCluster } from '../helpers/pg-clu
 import { redisSkip, startRedis, type RedisServer } from '../helpers/redis.js'
 import { onPostgres } from '../helpers/database.js'
 import { ownS3Server, s3Selected, stopS3Server, type OwnS3Server } from '../helpers/s3.js'
+import { tempDir } from '../helpers/temp.js'
 
 const MiB = 1024 * 1024
 
@@ -325,7 +326,7 @@ describe('database busy: SQLite locked by another connection past busy_timeout',
   let lock: SQLite.Database
 
   before(async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'packs-busy-'))
+    const dir = tempDir('packs-busy-')
     const file = path.join(dir, 'packs.db')
     site = await outageSite({ DATABASE_URL: `sqlite:${file}` })
     alice = await site.user('alice')

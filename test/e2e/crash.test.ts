@@ -14,13 +14,13 @@ import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomBytes, randomUUID } from 'node:crypto'
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { openDatabase } from '../../src/db/index.js'
 import { png, zip } from '../helpers/fixtures.js'
 import { bucketContents, type TestBucket } from '../helpers/s3.js'
 import { lastLine, runCli, spawnCli, startServer, suiteBackends, tempDataDir, type CliResult, type RunningServer, type SuiteBackends } from '../helpers/server.js'
+import { tempDir } from '../helpers/temp.js'
 
 const SITE_PASSWORD = 'crash-test-password'
 const ROUNDS = 3
@@ -370,7 +370,7 @@ describe(`kill -9 on ${COMBINATION}`, () => {
       lastServer = undefined
       await server.stop()
     }
-    const exportDir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'packs-crash-export-')), 'site')
+    const exportDir = path.join(tempDir('packs-crash-export-'), 'site')
     removeLater.push(path.dirname(exportDir))
     await packs(['export', exportDir], backend, 0)
     const exported = fs.readdirSync(path.join(exportDir, 'files')).length

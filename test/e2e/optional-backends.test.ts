@@ -9,12 +9,12 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { pathToFileURL } from 'node:url'
 import { redisSkip, startRedis, type RedisServer } from '../helpers/redis.js'
 import { ROOT } from '../helpers/server.js'
+import { tempDir } from '../helpers/temp.js'
 
 
 /** How each optional backend's modules are recognised by URL. */
@@ -66,7 +66,7 @@ for (const step of JSON.parse(process.env.STEPS)) {
 let dir: string
 
 before(() => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'packs-optional-backends-'))
+  dir = tempDir('packs-optional-backends-')
   fs.writeFileSync(path.join(dir, 'hooks.mjs'), HOOKS)
   fs.writeFileSync(path.join(dir, 'register.mjs'), REGISTER)
 })

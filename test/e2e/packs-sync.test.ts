@@ -11,10 +11,10 @@ import { spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import http from 'node:http'
-import os from 'node:os'
 import path from 'node:path'
 import { seedDemoSite } from '../helpers/demo.js'
 import { ROOT, cliOk, freePort, startServer, suiteBackends, type RunningServer, type SuiteBackends } from '../helpers/server.js'
+import { tempDir } from '../helpers/temp.js'
 
 const PASSWORD = 'sync-site-password'
 const BIN = path.join(ROOT, 'packages', 'packs-sync', 'bin', 'packs-sync.js')
@@ -81,7 +81,7 @@ function failed(run: Run, pattern: RegExp): void {
 
 /** A folder with the old archive under the name a world would know it by, and a zip of somebody else's. */
 function folderWithOldArchive(): string {
-  const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'packs-sync-'))
+  const folder = tempDir('packs-sync-')
   fs.writeFileSync(path.join(folder, 'mossy.zip'), oldArchive)
   fs.writeFileSync(path.join(folder, 'not-ours.zip'), Buffer.from('PK\u0005\u0006'.padEnd(22, '\u0000')))
   return folder

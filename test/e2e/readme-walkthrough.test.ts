@@ -8,9 +8,9 @@ import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import { ROOT, startServer, type RunningServer } from '../helpers/server.js'
+import { tempDir } from '../helpers/temp.js'
 
 const SECTION = '## A walk through the API with curl'
 const SITE_PASSWORD_LINE = /^ {2}Site password: (\S+)$/m
@@ -51,7 +51,7 @@ describe("the README's curl walk-through, as pasted", { timeout: 180_000 }, () =
     server = await startServer({ env: { PACKS_MASTER_PASSWORD: undefined } })
     sitePassword = SITE_PASSWORD_LINE.exec(server.stdout())?.[1] ?? ''
     assert.ok(sitePassword, 'the first start printed a site password')
-    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'packs-readme-'))
+    tmp = tempDir('packs-readme-')
     // The shell of a reader in the project folder: the server's own variables (data dir, port, the test
     // hash cost), nothing of the test runner's backends.
     env = { ...server.env, TMPDIR: tmp }

@@ -10,7 +10,6 @@ import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createHash, randomUUID } from 'node:crypto'
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import { openDatabase, type Db } from '../../src/db/index.js'
 import { TABLES, TABLES_SINCE_VERSION_2 } from '../../src/maintenance/transfer-repository.js'
@@ -19,6 +18,7 @@ import { TEST_DATABASE_URL } from '../helpers/database.js'
 import { seedDemoSite, type DemoSite } from '../helpers/demo.js'
 import { datapack, png } from '../helpers/fixtures.js'
 import { runCli, startServer, suiteBackends, tempDataDir, type RunningServer, type SuiteBackends } from '../helpers/server.js'
+import { tempDir } from '../helpers/temp.js'
 
 const SITE_PASSWORD = 'transfer-site-password'
 
@@ -194,7 +194,7 @@ describe('moving a site between backends', () => {
   })
 
   function newExportDir(): string {
-    const dir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'packs-export-')), 'site')
+    const dir = path.join(tempDir('packs-export-'), 'site')
     exportDirs.push(path.dirname(dir))
     return dir
   }

@@ -10,12 +10,12 @@ import { spawn, spawnSync } from 'node:child_process'
 import { generateKeyPairSync } from 'node:crypto'
 import fs from 'node:fs'
 import http from 'node:http'
-import os from 'node:os'
 import path from 'node:path'
 import { ROOT } from '../helpers/server.js'
 import { MASTER_PASSWORD, siteWith, type TestSite } from '../helpers/app.js'
 import { zip } from '../helpers/fixtures.js'
 import { publishPack } from '../helpers/packs.js'
+import { tempDir } from '../helpers/temp.js'
 
 const javaMissing = spawnSync('java', ['-version'], { stdio: 'ignore' }).error !== undefined
 // In CI a missing JDK fails the test instead (the machine has one: /work/.library/env).
@@ -65,7 +65,7 @@ before(async () => {
   origin = `http://127.0.0.1:${address.port}`
   const keys = (await site.app.inject({ url: '/api/update-check/keys/', headers: site.gate })).json() as { keys: Array<{ id: string; public_key: string; status: string }> }
   key = keys.keys.find((k) => k.status === 'current')!
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'packs-java-'))
+  dir = tempDir('packs-java-')
   fs.writeFileSync(path.join(dir, 'VerifyPacks.java'), readmeJava())
   // Passes everything through, but changes one byte of the update-check's answer ("Lamps" -> "Lampz").
   tamperer = http.createServer((req, res) => {

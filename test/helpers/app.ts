@@ -5,7 +5,6 @@
 // bucket (./s3.ts) and a Redis database of its own (./redis.ts). A test that
 // passes its own DATABASE_URL, STORAGE_URL or REDIS_URL keeps it ('' for none).
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import type { FastifyServerOptions, LightMyRequestResponse } from 'fastify'
 import assert from 'node:assert/strict'
@@ -19,6 +18,7 @@ import { S3FileStore } from '../../src/storage/s3.js'
 import { bucketContents, s3Bucket, s3Selected } from './s3.js'
 import { takeRedisDatabase } from './redis.js'
 import { TEST_HASH_COST } from './server.js'
+import { tempDir } from './temp.js'
 
 export const MASTER_PASSWORD = 'test-master-password'
 
@@ -54,7 +54,7 @@ export interface SiteOptions {
 }
 
 export async function makeSite(env: Record<string, string> = {}, siteOptions: SiteOptions = {}): Promise<TestSite> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'packs-test-'))
+  const dataDir = tempDir('packs-test-')
   // A test that brings its own DATABASE_URL (a cluster it stops and starts) gets no fresh database.
   const database = env.DATABASE_URL === undefined ? await createTestDatabase({ migrated: true }) : { url: undefined, drop: async () => {} }
   // PACKS_TEST_STORAGE=s3: files go to a fresh bucket on the local S3 server (./s3.ts).

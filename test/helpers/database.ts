@@ -5,10 +5,10 @@
 // other's rows.
 import { createHash, randomBytes } from 'node:crypto'
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import pg from 'pg'
 import { PROJECT_ROOT } from '../../src/config/paths.js'
+import { tempDir } from './temp.js'
 
 export interface TestDatabase {
   /** The DATABASE_URL to give the site, or undefined for the default SQLite file. */
@@ -125,7 +125,7 @@ export interface OpenTestDatabase {
 export async function openTestDatabase(): Promise<OpenTestDatabase> {
   const { openDatabase, migrateToLatest } = await import('../../src/db/index.js')
   const database = await createTestDatabase({ migrated: true })
-  const dir = database.url ? undefined : fs.mkdtempSync(path.join(os.tmpdir(), 'packs-db-'))
+  const dir = database.url ? undefined : tempDir('packs-db-')
   const db = await openDatabase(database.url ?? `sqlite:${path.join(dir!, 'packs.db')}`)
   const close = async () => {
     await db.destroy()

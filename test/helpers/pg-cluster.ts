@@ -11,6 +11,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { freePort } from './server.js'
+import { tempDir } from './temp.js'
 
 const run = promisify(execFile)
 
@@ -59,7 +60,7 @@ export async function startPgCluster(): Promise<PgCluster> {
     ? run('runuser', ['-u', 'postgres', '--', path.join(binDir, command), ...args])
     : run(path.join(binDir, command), args)
 
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'packs-pgc-'))
+  const tmp = tempDir('packs-pgc-')
   // World-traversable so the postgres user reaches it when root created it.
   fs.chmodSync(tmp, 0o755)
   if (asRoot) await run('chown', ['postgres:', tmp])

@@ -8,8 +8,8 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import net from 'node:net'
-import os from 'node:os'
 import path from 'node:path'
+import { tempDir } from './temp.js'
 
 const BINARY = 'redis-server'
 
@@ -112,7 +112,7 @@ export interface RedisServer {
 /** `port`: start again where a stopped one listened (an outage and its end, for clients that reconnect). */
 export async function startRedis(options: { port?: number } = {}): Promise<RedisServer> {
   if (!installed) throw new Error(`${BINARY} not found on PATH: .ci/run installs it (apt-get install redis-server)`)
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'packs-redis-'))
+  const dir = tempDir('packs-redis-')
   const port = options.port ?? await freePort()
   const child = spawn(BINARY, [
     '--port', String(port), '--bind', '127.0.0.1', '--dir', dir,

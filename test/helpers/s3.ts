@@ -12,7 +12,6 @@
 // s3rver ships: the store must work against a server that cannot abort a
 // multipart upload (issue 8: that 405 once hid the real failure).
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import { randomUUID } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
@@ -24,6 +23,7 @@ import {
   ListObjectsV2Command,
   S3Client,
 } from '@aws-sdk/client-s3'
+import { tempDir } from './temp.js'
 
 /** s3rver's fixed credentials; the SDK reads them from the environment like any AWS credentials. */
 const ACCESS_KEY = 'S3RVER'
@@ -64,7 +64,7 @@ export function s3Server(options: S3ServerOptions = {}): Promise<Running> {
   const variant = options.stock ? 'stock' : 'patched'
   let server = running.get(variant)
   if (!server) {
-    server = start({ stock: options.stock ?? false, port: 0, directory: fs.mkdtempSync(path.join(os.tmpdir(), 'packs-s3-')) })
+    server = start({ stock: options.stock ?? false, port: 0, directory: tempDir('packs-s3-') })
     running.set(variant, server)
   }
   return server
@@ -114,7 +114,7 @@ export interface OwnS3Server {
 }
 
 export async function ownS3Server(options: S3ServerOptions = {}): Promise<OwnS3Server> {
-  const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'packs-s3-own-'))
+  const directory = tempDir('packs-s3-own-')
   let current: Running | undefined = await start({ stock: options.stock ?? false, port: 0, directory })
   const endpoint = current.endpoint
   const port = Number(new URL(endpoint).port)

@@ -9,9 +9,9 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import net from 'node:net'
-import os from 'node:os'
 import path from 'node:path'
 import { PROJECT_ROOT } from '../../src/config/paths.js'
+import { tempDir } from './temp.js'
 
 /** The project root, found from this file (run from test/ or from its build in dist/test/) so the helper works from any clone and any cwd. */
 export const ROOT = PROJECT_ROOT
@@ -103,7 +103,7 @@ export async function freePort(): Promise<number> {
 }
 
 export function tempDataDir(): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), 'packs-e2e-'))
+  return tempDir('packs-e2e-')
 }
 
 // Children still running when the test process exits (a failed assertion, a

@@ -3,11 +3,11 @@
 // PACKS_TEST_STORAGE=s3 a fresh bucket on the local S3 server (./s3.ts), under
 // a prefix so keys not at the bucket's root are covered too.
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import type { FileStore } from '../../src/storage/index.js'
 import { openFileStore } from '../../src/storage/index.js'
 import { bucketContents, s3Bucket, s3Selected } from './s3.js'
+import { tempDir } from './temp.js'
 
 export interface TestStore {
   /** Which store this is, for test names. */
@@ -45,7 +45,7 @@ export async function openTestStore(): Promise<TestStore> {
       },
     }
   }
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'packs-store-'))
+  const dir = tempDir('packs-store-')
   const store = await openFileStore(`file:${dir}`)
   return {
     name: testStoreName,

@@ -5,7 +5,6 @@
 // Also the X-Forwarded-For warning and PACKS_TRUST_PROXY lists.
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import { Writable } from 'node:stream'
 import { after, before, describe, test } from 'node:test'
@@ -18,6 +17,7 @@ import { MASTER_PASSWORD, expectError, makeSite, type TestSite, type TestUser } 
 import { createTestDatabase } from '../helpers/database.js'
 import { publishPack } from '../helpers/packs.js'
 import { redisSkip, startRedis, TEST_REDIS_URL, type RedisServer } from '../helpers/redis.js'
+import { tempDir } from '../helpers/temp.js'
 
 const LIMIT = 5
 const UPDATE_CHECK = '/api/packs/alice/limits-pack/latest'
@@ -248,7 +248,7 @@ describe('password hashing is capped', () => {
 describe('client addresses behind a reverse proxy', () => {
   /** The app with its log captured, on a fresh database (PostgreSQL when the suite runs there). */
   async function siteWithLog(env: Record<string, string>): Promise<{ app: App; warnings: () => string[]; close(): Promise<void> }> {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'packs-limits-'))
+    const dataDir = tempDir('packs-limits-')
     const database = await createTestDatabase({ migrated: true })
     const lines: string[] = []
     const stream = new Writable({ write(chunk, _encoding, callback) { lines.push(...String(chunk).split('\n').filter(Boolean)); callback() } })

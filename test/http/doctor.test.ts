@@ -7,7 +7,6 @@ import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import { Readable, Writable } from 'node:stream'
 import { sql } from 'kysely'
@@ -24,6 +23,7 @@ import { png } from '../helpers/fixtures.js'
 import { pathOf, publishPack, upload } from '../helpers/packs.js'
 import { s3Bucket, s3Selected } from '../helpers/s3.js'
 import { until } from '../helpers/wait.js'
+import { tempDir } from '../helpers/temp.js'
 
 const HOUR = 3_600_000
 /** A moment when everything the test just made is older than the one-hour grace. */
@@ -300,7 +300,7 @@ describe('packs doctor: the consistency check', () => {
 })
 
 test('the server runs the check once it listens, and again in its sweep', async () => {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'packs-doctor-'))
+  const dataDir = tempDir('packs-doctor-')
   const database = await createTestDatabase()
   const bucket = s3Selected() ? await s3Bucket() : undefined
   const config = loadConfig({

@@ -174,6 +174,26 @@ describe('browse page', () => {
     assert.equal(again.headers.etag, etag)
   })
 
+  test('the site has an icon: every page links it, and /favicon.ico answers it without the gate', async () => {
+    const page = await browse(site, '/')
+    const href = /<link rel="icon" type="image\/svg\+xml" href="(\/assets\/favicon-[0-9A-Z]+\.svg)">/.exec(page.body)?.[1]
+    assert.ok(href, 'the page links the icon')
+    const linked = await site.app.inject({ url: href })
+    assert.equal(linked.statusCode, 200)
+    assert.equal(linked.headers['content-type'], 'image/svg+xml')
+    assert.match(linked.body, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/)
+    // The gate page shows it too: no gate password, no cookie.
+    const toGate = await site.app.inject({ url: '/', headers: { accept: 'text/html' } })
+    const gatePage = toGate.headers.location ? await site.app.inject({ url: String(toGate.headers.location), headers: { accept: 'text/html' } }) : toGate
+    assert.equal(gatePage.statusCode, 200)
+    assert.match(gatePage.body, /<link rel="icon" /)
+    const ico = await site.app.inject({ url: '/favicon.ico' })
+    assert.equal(ico.statusCode, 200)
+    assert.equal(ico.headers['content-type'], 'image/svg+xml')
+    assert.equal(ico.headers['cache-control'], 'public, max-age=86400')
+    assert.equal(ico.body, linked.body)
+  })
+
   test('bad page parameters give a clear 400 page, never a 500', async () => {
     for (const page of ['abc', '0', '-1', '1.5', '1e3', '9999999999']) {
       const res = await browse(site, `/?page=${page}`)

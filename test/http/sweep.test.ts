@@ -4,7 +4,6 @@ import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config/index.js'
@@ -14,6 +13,7 @@ import { sweepExpired } from '../../src/uploads/pending.js'
 import { MASTER_PASSWORD, siteWith, storedFiles, type TestSite, type TestUser } from '../helpers/app.js'
 import { png } from '../helpers/fixtures.js'
 import { pathOf, publishPack, saveDraft, upload } from '../helpers/packs.js'
+import { tempDir } from '../helpers/temp.js'
 
 const HOUR = 3_600_000
 const DAY = 24 * HOUR
@@ -68,7 +68,7 @@ describe('sweepExpired', () => {
 })
 
 test('a running server sweeps on its own, at PACKS_SWEEP_INTERVAL', async () => {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'packs-sweep-'))
+  const dataDir = tempDir('packs-sweep-')
   const config = loadConfig({
     // The interval is how soon a sweep follows the last, so the test sees one; no window is waited out (the clock below).
     PACKS_DATA_DIR: dataDir, PACKS_MASTER_PASSWORD: MASTER_PASSWORD, PACKS_UPLOAD_TTL: '1h', PACKS_SWEEP_INTERVAL: '100ms',

@@ -5,11 +5,11 @@
 import { afterEach, test, mock } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import { LogSink } from '../../src/http/log-sink.js'
 import { eventually } from '../helpers/wait.js'
 import { recordWrites } from '../helpers/log-writes.js'
+import { tempDir } from '../helpers/temp.js'
 
 const dirs: string[] = []
 afterEach(() => {
@@ -18,7 +18,7 @@ afterEach(() => {
 })
 
 function tempFile(): { file: string; fd: number } {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'packs-log-sink-'))
+  const dir = tempDir('packs-log-sink-')
   dirs.push(dir)
   const file = path.join(dir, 'out.log')
   return { file, fd: fs.openSync(file, 'a') }
