@@ -18,6 +18,7 @@ import { MemoryUpdateCheckCache, type UpdateCheckCache } from './update-check/ca
 import { DomainError } from './errors.js'
 import { createCategory, createTag } from './packs/tags.js'
 import { exportSite, importSite } from './maintenance/transfer.js'
+import { backupSite, formatCounts, restoreSite } from './maintenance/backup.js'
 import { DEFAULT_GRACE_DAYS, MAX_GRACE_DAYS, RELOAD_INTERVAL_MS, Signer, rotateSigningKey } from './signing/service.js'
 import { formatFinding, formatSummary, runDoctor } from './maintenance/doctor.js'
 import { openFileStore, type FileStore } from './storage/index.js'
@@ -26,15 +27,32 @@ import type { Config } from './config/index.js'
 type Options = NonNullable<ParseArgsConfig['options']>
 type Values = Record<string, string | boolean | undefined>
 
-interface Command {
+interface CommandBase {
   usage: string
   summary: string
   positionals: string[]
   options: Options
   required?: string[]
+}
+
+/** A command on the database main() opened and migrated. */
+interface DatabaseCommand extends CommandBase {
   /** Resolves to the exit code when it is not 0 (a check that found problems), or nothing. */
   run(db: Db, args: string[], values: Values, out: (line: string) => void, config: Config, err: (line: string) => void): Promise<number | void>
 }
+
+/**
+ * A command that opens the database itself, if at all: main() neither opens
+ * nor migrates it. A backup must not change the site it copies (a newer CLI
+ * would migrate a database an older server still runs on), and a restore
+ * must find its target as it is, and replace a SQLite file that no
+ * connection of this process holds.
+ */
+interface StandaloneCommand extends CommandBase {
+  runWithoutDatabase(args: string[], values: Values, out: (line: string) => void, config: Config, err: (line: string) => void): Promise<number | void>
+}
+
+type Command = DatabaseCommand | StandaloneCommand
 
 class UsageError extends Error {}
 
@@ -231,6 +249,34 @@ const COMMANDS: Record<string, Command> = {
       out(`imported ${report.rows} rows and ${report.files} files (${report.bytes} bytes) from ${dir}; every file's SHA-256 matched`)
     },
   },
+  'backup': {
+    usage: 'backup <dir>',
+    summary: 'back up the running site into a new directory (0700, files 0600): the database with SQLite\'s online backup or '
+      + 'pg_dump, then every stored file it names, with SHA-256s; servers keep running',
+    positionals: ['dir'],
+    options: {},
+    async runWithoutDatabase([dir], _values, out, config, err) {
+      const report = await withFileStore(config, (store) => backupSite(config.databaseUrl, store, dir!))
+      out(`backed up ${formatCounts(report.counts)}: the ${report.engine === 'sqlite' ? 'SQLite database' : 'PostgreSQL dump'} `
+        + `(${report.databaseBytes} bytes) and ${report.files} stored files (${report.bytes} bytes) to ${dir}`)
+      if (report.problems.length === 0) return
+      for (const problem of report.problems) err(`packs: warning: ${problem}`)
+      err(`packs: the backup is written, but ${report.problems.length} file${report.problems.length === 1 ? ' was' : 's were'} not as the database says (packs doctor reports the site's side)`)
+      return 1
+    },
+  },
+  'restore': {
+    usage: 'restore <dir>',
+    summary: 'restore a backup into this empty site (stop its servers first), checking the database\'s and every file\'s SHA-256',
+    positionals: ['dir'],
+    options: {},
+    async runWithoutDatabase([dir], _values, out, config, err) {
+      const report = await withFileStore(config, (store) => restoreSite(config.databaseUrl, store, dir!))
+      out(`restored ${formatCounts(report.counts)}: the ${report.engine === 'sqlite' ? 'SQLite database' : 'PostgreSQL dump'} `
+        + `(${report.databaseBytes} bytes) and ${report.files} stored files (${report.bytes} bytes) from ${dir}; every SHA-256 matched`)
+      for (const problem of report.problems) err(`packs: warning: when it was backed up, ${problem}`)
+    },
+  },
   'doctor': {
     usage: 'doctor [--repair] [--min-age <duration>]',
     summary: 'check that stored files and rows agree (orphan files, rows without files, half-published packs); --repair fixes what is safe',
@@ -407,9 +453,12 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
   let db: Db | undefined
   try {
     const config = loadConfig(env)
+    const out = (line: string) => output.stdout(`${line}\n`)
+    const err = (line: string) => output.stderr(`${line}\n`)
+    if ('runWithoutDatabase' in command) return (await command.runWithoutDatabase(parsed.args, parsed.values, out, config, err)) ?? 0
     db = await openDatabase(config.databaseUrl)
     await migrateToLatest(db)
-    return (await command.run(db, parsed.args, parsed.values, (line) => output.stdout(`${line}\n`), config, (line) => output.stderr(`${line}\n`))) ?? 0
+    return (await command.run(db, parsed.args, parsed.values, out, config, err)) ?? 0
   } catch (error) {
     if (error instanceof UsageError) return usageFailure(output, error.message, command)
     // Refusals (taken, invalid, unknown) and configuration problems are one line; never a stack.
