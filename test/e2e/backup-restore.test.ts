@@ -18,7 +18,7 @@ import { openDatabase } from '../../src/db/index.js'
 import { backupSite, type BackupReport } from '../../src/maintenance/backup.js'
 import { openFileStore } from '../../src/storage/index.js'
 import { seedDemoSite, type DemoSite } from '../helpers/demo.js'
-import { png } from '../helpers/fixtures.js'
+import { datapack, png } from '../helpers/fixtures.js'
 import { runCli, spawnCli, startServer, suiteBackends, tempDataDir, type CliResult, type RunningServer, type SuiteBackends } from '../helpers/server.js'
 import { tempDir } from '../helpers/temp.js'
 
@@ -252,6 +252,12 @@ describe('packs backup of a running site, and packs restore', () => {
     assert.deepEqual((await snapshot(target)).files, {})
   })
 
+  test('help lists backup and restore', async () => {
+    const help = await runCli(['help'])
+    assert.match(help.stdout, /\n {2}packs backup <dir> +back up the running site/)
+    assert.match(help.stdout, /\n {2}packs restore <dir> +restore a backup into this empty site/)
+  })
+
   test('backup refuses a directory that is not empty, and restore one that is no backup', async () => {
     const dir = newBackupDir()
     fs.mkdirSync(dir)
@@ -261,9 +267,61 @@ describe('packs backup of a running site, and packs restore', () => {
     refused(await runCli(['restore', dir], undefined, (await newSite()).env), /^packs: .* has no manifest\.json: not a finished packs backup\n$/)
   })
 
+  test('a backup taken while packs are published and files uploaded restores to a consistent site', async () => {
+    const json = { ...demo.creator.headers, 'content-type': 'application/json' }
+    const upload = async (draft: string, kind: string, bytes: Buffer, name: string) => {
+      const form = new FormData()
+      form.set('kind', kind)
+      form.set('draft_uuid', draft)
+      form.set('file', new Blob([new Uint8Array(bytes)]), name)
+      const res = await fetch(`${server.url}/api/uploads/`, { method: 'POST', headers: demo.creator.headers, body: form })
+      assert.equal(res.status, 200, await res.text())
+    }
+    let running = true
+    let writes = 0
+    const load = (async () => {
+      for (let n = 0; running; n++) {
+        const draft = randomUUID()
+        await upload(draft, 'thumbnail', png(8, 8, [n % 256, 40, 90]), 'thumbnail.png')
+        await upload(draft, 'version', await datapack(48), `load-${n}.zip`)
+        const saved = await fetch(`${server.url}/api/draft/`, { method: 'POST', headers: json, body: JSON.stringify({ draft, data: { title: `Load ${n}`, version_name: '1' } }) })
+        assert.equal(saved.status, 200, await saved.text())
+        const published = await fetch(`${server.url}/api/draft/publish/`, { method: 'POST', headers: json, body: JSON.stringify({ draft }) })
+        assert.equal(published.status, 201, await published.text())
+        writes++
+      }
+    })()
+    try {
+      await waitFor(async () => writes > 0, 'the load is under way')
+      const dir = newBackupDir()
+      const atStart = writes
+      const backup = await spawnCli(['backup', dir], server.env).result
+      assert.ok(writes > atStart, 'packs were published while the backup ran')
+      running = false
+      await load
+      assert.equal(backup.code, 0, backup.stderr)
+
+      const target = await newSite()
+      const restored = await packs(['restore', dir], target)
+      assert.equal(restored.code, 0, restored.stderr)
+      // Every file a row names is there with the row's SHA-256, and nothing else is: rows and files of one moment.
+      const after = await snapshot(target)
+      const named = Object.fromEntries(after.rows.files!.map((line) => Object.fromEntries(JSON.parse(line) as [string, unknown][]))
+        .map((row) => [row.storage_key as string, row.sha256 as string]))
+      assert.deepEqual(after.files, named)
+      assert.ok(after.rows.packs!.length > before_.rows.packs!.length, 'the backup holds packs published under load')
+      const doctor = await runCli(['doctor', '--min-age', '0'], undefined, { ...target.env, PACKS_MASTER_PASSWORD: undefined })
+      assert.equal(doctor.code, 0, `the restored site is consistent: ${doctor.stdout}${doctor.stderr}`)
+    } finally {
+      running = false
+      await load.catch(() => {})
+    }
+  })
+
   test('a pack deleted between the database copy and the file copy: the database is taken again, so rows and files are of one moment', async () => {
     // One of the demo's packs goes while its files are being copied: its thumbnail, media and versions leave the store.
     const [namespace, packId] = demo.packs[0]!.split(':')
+    const beforeDeletion = await snapshot(source)
     let deletions = 0
     const dir = newBackupDir()
     const store = await openFileStore(source.storageUrl)
@@ -282,14 +340,14 @@ describe('packs backup of a running site, and packs restore', () => {
     assert.equal(deletions, 2, 'a second snapshot was taken')
     assert.deepEqual(report!.problems, [])
     const now = await snapshot(source)
-    assert.ok(Object.keys(now.files).length < Object.keys(before_.files).length, 'the pack\'s files are gone from the site')
+    assert.ok(Object.keys(now.files).length < Object.keys(beforeDeletion.files).length, 'the pack\'s files are gone from the site')
 
     const target = await newSite()
     const restored = await packs(['restore', dir], target)
     assert.equal(restored.code, 0, restored.stderr)
     const after = await snapshot(target)
     assert.deepEqual(after.files, now.files, 'exactly the files of the site after the deletion')
-    assert.equal(after.rows.packs!.length, demo.packs.length - 1)
+    assert.equal(after.rows.packs!.length, beforeDeletion.rows.packs!.length - 1)
     const doctor = await runCli(['doctor', '--min-age', '0'], undefined, { ...target.env, PACKS_MASTER_PASSWORD: undefined })
     assert.equal(doctor.code, 0, `the restored site is consistent: ${doctor.stdout}${doctor.stderr}`)
   })
