@@ -17,6 +17,7 @@ import { Readable } from 'node:stream'
 import { openDatabase } from '../../src/db/index.js'
 import { backupSite, type BackupReport } from '../../src/maintenance/backup.js'
 import { openFileStore } from '../../src/storage/index.js'
+import { createTestDatabase, TEST_DATABASE_URL, type TestDatabase } from '../helpers/database.js'
 import { seedDemoSite, type DemoSite } from '../helpers/demo.js'
 import { datapack, png } from '../helpers/fixtures.js'
 import { runCli, spawnCli, startServer, suiteBackends, tempDataDir, type CliResult, type RunningServer, type SuiteBackends } from '../helpers/server.js'
@@ -30,16 +31,28 @@ interface Site {
 
 const released: SuiteBackends[] = []
 
-/** A new, empty site of this run's combination: a data directory, and on the scaled one a migrated PostgreSQL database, a bucket and a Redis database. */
-async function newSite(): Promise<Site> {
+const dropLater: TestDatabase[] = []
+
+/**
+ * A new, empty site of this run's combination: a data directory (no SQLite file yet), and on the scaled one a
+ * PostgreSQL database, a bucket and a Redis database. The database is migrated, as a server or the CLI leaves
+ * it, or with `blank` as CREATE DATABASE leaves it.
+ */
+async function newSite(options: { blank?: boolean } = {}): Promise<Site> {
   const backends = await suiteBackends()
   released.push(backends)
   const dataDir = tempDataDir()
-  return {
+  const site: Site = {
     env: { PACKS_DATA_DIR: dataDir, ...backends.env },
     databaseUrl: backends.databaseUrl(dataDir),
     storageUrl: backends.bucket?.storageUrl ?? `file:${path.join(dataDir, 'files')}`,
   }
+  if (options.blank && TEST_DATABASE_URL) {
+    const blank = await createTestDatabase()
+    dropLater.push(blank)
+    site.env.DATABASE_URL = site.databaseUrl = blank.url!
+  }
+  return site
 }
 
 interface Snapshot {
@@ -156,6 +169,7 @@ describe('packs backup of a running site, and packs restore', () => {
   after(async () => {
     await server?.stop()
     for (const backends of released) await backends.release()
+    for (const database of dropLater) await database.drop()
   })
 
   test('the site has users, packs, versions, thumbnails, media and a pending upload to back up', () => {
@@ -342,7 +356,7 @@ describe('packs backup of a running site, and packs restore', () => {
     const now = await snapshot(source)
     assert.ok(Object.keys(now.files).length < Object.keys(beforeDeletion.files).length, 'the pack\'s files are gone from the site')
 
-    const target = await newSite()
+    const target = await newSite({ blank: true })
     const restored = await packs(['restore', dir], target)
     assert.equal(restored.code, 0, restored.stderr)
     const after = await snapshot(target)
