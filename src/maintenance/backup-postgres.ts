@@ -13,7 +13,7 @@ import path from 'node:path'
 import { promisify } from 'node:util'
 import { sql } from 'kysely'
 import type { Db } from '../db/index.js'
-import { BadRequest } from '../errors.js'
+import { BadRequest, Conflict } from '../errors.js'
 
 const run = promisify(execFile)
 
@@ -130,6 +130,19 @@ export async function snapshotPostgres<T>(db: Db, databaseUrl: string, destFd: n
     return named
   })
   return { result, tool: `pg_dump ${tool.version}`, toolMajor: tool.major }
+}
+
+/**
+ * Refuses a target database that other sessions are connected to: a running
+ * server would go on writing while pg_restore drops and recreates its tables.
+ */
+export async function assertPostgresTargetIdle(db: Db): Promise<void> {
+  const { rows } = await sql<{ n: string | number }>`
+    select count(*) as n from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`.execute(db)
+  const others = Number(rows[0]!.n)
+  if (others > 0) {
+    throw new Conflict(`the target database has ${others} other connection${others === 1 ? '' : 's'} (a server still running on it?): stop the servers before restoring`)
+  }
 }
 
 /**

@@ -71,7 +71,7 @@ export function assertSqliteTargetClosed(target: string): void {
   // still there is another connection's, a server's, which would go on
   // writing into the file we are about to replace.
   if (fs.existsSync(`${target}-wal`)) {
-    throw new Conflict(`${target} is open in another process (its -wal file stays after ours closed): stop the server before restoring`)
+    throw new Conflict(`${target} is open in another process (a server still running on it?): stop the servers before restoring`)
   }
 }
 

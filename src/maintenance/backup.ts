@@ -18,7 +18,7 @@ import { openDatabase, type Db } from '../db/index.js'
 import { BadRequest, Conflict } from '../errors.js'
 import type { FileStore } from '../storage/index.js'
 import { countRows, filesNamed, hasPacksTables, migrationsRun, type Counts, type NamedFile } from './backup-repository.js'
-import { restorePostgres, snapshotPostgres } from './backup-postgres.js'
+import { assertPostgresTargetIdle, restorePostgres, snapshotPostgres } from './backup-postgres.js'
 import { assertSqliteTargetClosed, restoreSqlite, snapshotSqlite, withSqliteTarget } from './backup-sqlite.js'
 import { firstTableWithRows } from './transfer-repository.js'
 
@@ -350,7 +350,10 @@ export async function restoreSite(databaseUrl: string, store: FileStore, dir: st
     await withSqliteTarget(target, (db) => assertEmptyDatabase(db, manifest))
     assertSqliteTargetClosed(target)
   } else {
-    await withPostgres(databaseUrl, (db) => assertEmptyDatabase(db, manifest))
+    await withPostgres(databaseUrl, async (db) => {
+      await assertEmptyDatabase(db, manifest)
+      await assertPostgresTargetIdle(db)
+    })
   }
   for await (const object of store.list()) {
     if (!(object.key in manifest.files)) {

@@ -223,8 +223,17 @@ describe('packs backup of a running site, and packs restore', () => {
     }
   })
 
-  test('restore refuses a database that holds a site, and a store that holds files of another', async () => {
+  test('restore refuses a database that holds a site or that a server still uses, and a store that holds files of another', async () => {
     refused(await packs(['restore', backupDir], source), /^packs: the target database is not empty \(users has rows\); restore into a new, empty database\n$/)
+
+    // A server started on an empty site: no rows yet, but it would write under the restore's feet.
+    const busy = await newSite()
+    const running = await startServer({ env: busy.env, dataDir: busy.env.PACKS_DATA_DIR })
+    try {
+      refused(await packs(['restore', backupDir], busy), /^packs: .* \(a server still running on it\?\): stop the servers before restoring\n$/)
+    } finally {
+      await running.stop()
+    }
 
     const target = await newSite()
     const store = await openFileStore(target.storageUrl)
