@@ -453,6 +453,7 @@ if (file) process.once('exit', () => {
 const live = new Set()
 let stopping = false
 let jobNumber = 0
+const TOOL_CACHES = /^(node-compile-cache|tsx-\d+)$/
 
 /** Runs one job's files in one process; resolves with a result per file and the job's own. */
 function runJob(job, env, timeoutSeconds, tmp) {
@@ -526,7 +527,9 @@ function runJob(job, env, timeoutSeconds, tmp) {
         const own = job.files.length === 1
         return { ...counts, combo: job.combo, seconds: own ? seconds : counts.seconds, ok: problems.length === 0, problems }
       })
-      const leftovers = fs.readdirSync(jobTmp)
+      // Caches that tools keep in the temp directory by design (npm's module compile cache on Node 22 and
+      // later, tsx's): removed with the rest, not a test's leftovers.
+      const leftovers = fs.readdirSync(jobTmp).filter((name) => !TOOL_CACHES.test(name))
       fs.rmSync(jobTmp, { recursive: true, force: true })
       if (leftovers.length > 0 && !timedOut && !signal && files.every((file) => file.ok)) {
         // Reported only when everything passed: a failing test may well stop before its cleanup.

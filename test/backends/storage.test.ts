@@ -151,7 +151,10 @@ describe(`FileStore contract: ${testStoreName}`, () => {
 
   it('streams a 50 MiB object in and out with bounded memory', async () => {
     const size = 50 * MiB
-    const BOUND = 40 * MiB
+    // Under the object's size, so a store that holds the whole object fails; above what a streaming store
+    // plus the in-process s3rver hold (11-25 MiB measured alone; 40.1 MiB once on Node 26 with the whole
+    // suite running beside it, s3rver's side buffering more while its disk writes wait).
+    const BOUND = 45 * MiB
     // Memory in use (JS heap + Buffers), garbage not yet collected included.
     const used = () => {
       const usage = process.memoryUsage()

@@ -103,7 +103,9 @@ async function run(args: string[], env: Record<string, string>): Promise<Run> {
     LOADED_MODULES_FILE: modulesFile,
     ...env,
   })
-  const child = spawn(process.execPath, ['--import', pathToFileURL(path.join(dir, 'register.mjs')).href, ...args], {
+  // The recording hook uses module.register(), which Node 26 deprecates (DEP0205) with a warning on stderr,
+  // where the tests read the process's own lines; the warning is about this instrument, not the server.
+  const child = spawn(process.execPath, ['--disable-warning=DEP0205', '--import', pathToFileURL(path.join(dir, 'register.mjs')).href, ...args], {
     cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'],
   })
   let stdout = ''

@@ -98,7 +98,7 @@ describe("the README's curl walk-through, as pasted", { timeout: 180_000 }, () =
     assert.deepEqual(pack.tags.map((tag) => tag.name), ['caves'])
     const latest = await (await fetch(`${server.url}/api/packs/alice/cave-lights/latest`, { headers })).json() as { version: string }
     assert.equal(latest.version, '1.1.0')
-    // The block cleans up after itself.
-    assert.deepEqual(fs.readdirSync(tmp), [])
+    // The block cleans up after itself (npm keeps its module compile cache there on Node 22 and later).
+    assert.deepEqual(fs.readdirSync(tmp).filter((name) => name !== 'node-compile-cache'), [])
   })
 })
