@@ -92,8 +92,22 @@ async function openPostgres(url: string): Promise<Db> {
 const SQLITE_MMAP_BYTES = 1024 * 1024 * 1024
 const SQLITE_CACHE_KIB = 64 * 1024
 
+/**
+ * better-sqlite3, loaded on demand. Not on Node.js 24: from 24.19 its `node::ObjectWrap` registers an
+ * environment cleanup hook that better-sqlite3 12's statements remove again when they are garbage
+ * collected, and Node aborts the process there (nodejs/node#65446; measured: every server start on
+ * 24.21.0 aborted). better-sqlite3 13 (Node-API) does not, but it needs Node 22 or later and crashes
+ * on Node 20. A clear line at start beats an abort at the first collection (README, "Node.js versions").
+ */
+export async function loadSqlite(version: string = process.versions.node): Promise<typeof SQLite> {
+  if (version.split('.')[0] === '24') {
+    throw new ConfigError(`SQLite cannot run on Node.js ${version}: better-sqlite3 aborts the process there when it frees a statement (nodejs/node#65446). Use Node.js 22 or 26, or PostgreSQL (DATABASE_URL=postgres://...)`)
+  }
+  return (await import('better-sqlite3')).default
+}
+
 async function openSqlite(file: string): Promise<Db> {
-  const { default: BetterSqlite3 } = await import('better-sqlite3')
+  const BetterSqlite3 = await loadSqlite()
   if (file !== ':memory:') {
     try {
       fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true })

@@ -6,7 +6,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { randomUUID } from 'node:crypto'
 import { Kysely, SqliteDialect } from 'kysely'
-import type { Db } from '../db/index.js'
+import { loadSqlite, type Db } from '../db/index.js'
 import type { Database } from '../db/schema.js'
 import { BadRequest, Conflict } from '../errors.js'
 
@@ -20,7 +20,7 @@ import { BadRequest, Conflict } from '../errors.js'
 const ALL_PAGES = 0x7fffffff
 
 async function openSqlite(file: string, options: { readonly?: boolean } = {}) {
-  const { default: BetterSqlite3 } = await import('better-sqlite3')
+  const BetterSqlite3 = await loadSqlite()
   return new BetterSqlite3(file, { fileMustExist: true, readonly: options.readonly ?? false })
 }
 
