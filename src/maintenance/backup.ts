@@ -9,11 +9,9 @@
 // JSON so a site can move between engines, a backup is the engine's own copy
 // of everything in the database (every table, index, trigger and sequence,
 // the migrations table included) and restores onto the same engine.
-import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
-import { Transform, pipeline as pipe, type Readable } from 'node:stream'
-import { pipeline } from 'node:stream/promises'
+import type { Readable } from 'node:stream'
 import { openDatabase, type Db } from '../db/index.js'
 import { BadRequest, Conflict } from '../errors.js'
 import type { FileStore } from '../storage/index.js'
@@ -21,6 +19,7 @@ import { countRows, filesNamed, hasPacksTables, migrationsRun, type Counts, type
 import { assertPostgresTargetIdle, restorePostgres, snapshotPostgres } from './backup-postgres.js'
 import { assertSqliteTargetClosed, restoreSqlite, snapshotSqlite, withSqliteTarget } from './backup-sqlite.js'
 import { firstTableWithRows } from './transfer-repository.js'
+import { copyToPrivateFile, hashFile, openPrivateFile, privateDir, readHashed, readManifestJson, writePrivateFile, type Digest } from './private-files.js'
 
 export const BACKUP_FORMAT = 'packs-site-backup'
 export const BACKUP_VERSION = 1
@@ -48,7 +47,7 @@ export interface BackupManifest {
   migrations: string[]
   counts: Counts
   /** Every stored file the database names, by storage key (files/<key>): its bytes' SHA-256 and size. */
-  files: Record<string, { sha256: string; size: number }>
+  files: Record<string, Digest>
   /** Files the database names that the store could not give as the rows describe them (already lost from the site). */
   problems: string[]
 }
@@ -71,26 +70,9 @@ export type RestoreReport = BackupReport
  */
 const MAX_ROUNDS = 5
 
-// A backup holds the site secret (it signs sessions and gate cookies), the
-// gate password's hash and every password and token hash: only its owner may
-// read it, whatever the umask says.
-const PRIVATE_DIR = 0o700
-const PRIVATE_FILE = 0o600
+// Everything a backup writes is 0700/0600 (src/maintenance/private-files.ts): it holds the site secret.
 const SAFE_KEY = /^[A-Za-z0-9][A-Za-z0-9._-]*$/
 const SHA256 = /^[0-9a-f]{64}$/
-
-function privateDir(dir: string): void {
-  fs.mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR })
-  // mkdir's mode goes through the umask (and leaves an existing directory as it is).
-  fs.chmodSync(dir, PRIVATE_DIR)
-}
-
-/** A new file (never an existing one) readable by its owner only, from its creation on. */
-function openPrivateFile(file: string): number {
-  const fd = fs.openSync(file, 'wx', PRIVATE_FILE)
-  fs.fchmodSync(fd, PRIVATE_FILE)
-  return fd
-}
 
 function engineOf(databaseUrl: string): Engine {
   return databaseUrl.startsWith('sqlite:') ? 'sqlite' : 'postgres'
@@ -100,25 +82,6 @@ function sqlitePath(databaseUrl: string): string {
   const file = databaseUrl.slice('sqlite:'.length)
   if (file === ':memory:') throw new BadRequest('DATABASE_URL is sqlite::memory:, which holds nothing to back up or restore into')
   return path.resolve(file)
-}
-
-function hashing(hash: ReturnType<typeof createHash>, counter: { bytes: number }): Transform {
-  return new Transform({
-    transform(chunk: Buffer, _encoding, done) {
-      hash.update(chunk)
-      counter.bytes += chunk.length
-      done(null, chunk)
-    },
-  })
-}
-
-async function hashFile(file: string): Promise<{ sha256: string; size: number }> {
-  const hash = createHash('sha256')
-  const counter = { bytes: 0 }
-  await pipeline(fs.createReadStream(file), hashing(hash, counter), async function* (source) {
-    for await (const chunk of source) void chunk
-  })
-  return { sha256: hash.digest('hex'), size: counter.bytes }
 }
 
 interface Snapshot {
@@ -154,7 +117,7 @@ async function snapshotDatabase(databaseUrl: string, file: string): Promise<Snap
 }
 
 /** Copies one stored object into `file` (0600); undefined when the store has no such object. */
-async function copyStored(store: FileStore, key: string, file: string): Promise<{ sha256: string; size: number } | undefined> {
+async function copyStored(store: FileStore, key: string, file: string): Promise<Digest | undefined> {
   let source: Readable
   try {
     source = await store.get(key)
@@ -162,11 +125,7 @@ async function copyStored(store: FileStore, key: string, file: string): Promise<
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
     throw error
   }
-  const hash = createHash('sha256')
-  const counter = { bytes: 0 }
-  const fd = openPrivateFile(file)
-  await pipeline(source, hashing(hash, counter), fs.createWriteStream('', { fd }))
-  return { sha256: hash.digest('hex'), size: counter.bytes }
+  return copyToPrivateFile(source, file)
 }
 
 export interface BackupOptions {
@@ -189,7 +148,7 @@ export async function backupSite(databaseUrl: string, store: FileStore, dir: str
   try {
     privateDir(filesDir)
     const databaseFile = path.join(dir, DATABASE_FILE[engine])
-    const copied = new Map<string, { sha256: string; size: number }>()
+    const copied = new Map<string, Digest>()
     let missingBefore = new Set<string>()
     let snapshot: Snapshot
     let missing: NamedFile[]
@@ -247,13 +206,7 @@ export async function backupSite(databaseUrl: string, store: FileStore, dir: str
       files: Object.fromEntries([...copied].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
       problems,
     }
-    const fd = openPrivateFile(path.join(dir, 'manifest.json'))
-    try {
-      fs.writeFileSync(fd, JSON.stringify(manifest, null, 2) + '\n')
-      fs.fsyncSync(fd)
-    } finally {
-      fs.closeSync(fd)
-    }
+    writePrivateFile(path.join(dir, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n', { fsync: true })
     const bytes = [...copied.values()].reduce((sum, file) => sum + file.size, 0)
     return { engine, counts: snapshot.counts, databaseBytes: database.size, files: copied.size, bytes, problems }
   } catch (error) {
@@ -266,14 +219,8 @@ export async function backupSite(databaseUrl: string, store: FileStore, dir: str
 
 /** The manifest of a finished backup, every field checked: it names the files restore opens and writes. */
 export function readBackupManifest(dir: string): BackupManifest {
+  const manifest = readManifestJson(dir, 'packs backup') as BackupManifest
   const file = path.join(dir, 'manifest.json')
-  if (!fs.existsSync(file)) throw new BadRequest(`${dir} has no manifest.json: not a finished packs backup`)
-  let manifest: BackupManifest
-  try {
-    manifest = JSON.parse(fs.readFileSync(file, 'utf8')) as BackupManifest
-  } catch (error) {
-    throw new BadRequest(`${file} cannot be read as JSON (${(error as Error).message.split('\n')[0]})`)
-  }
   const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
   const isSize = (value: unknown) => Number.isSafeInteger(value) && (value as number) >= 0
   if (!isObject(manifest) || manifest.format !== BACKUP_FORMAT) throw new BadRequest(`${dir} is not a packs backup (packs export writes another kind: restore it with packs import)`)
@@ -366,17 +313,14 @@ export async function restoreSite(databaseUrl: string, store: FileStore, dir: st
   try {
     for (const key of keys) {
       const expected = manifest.files[key]!
-      const hash = createHash('sha256')
-      const counter = { bytes: 0 }
-      // stream.pipeline, not .pipe: a read error must fail the put, not escape as an uncaught exception.
-      const source: Readable = pipe(fs.createReadStream(path.join(dir, 'files', key)), hashing(hash, counter), () => {})
-      await store.put(key, source)
+      const source = readHashed(path.join(dir, 'files', key))
+      await store.put(key, source.stream)
       written.push(key)
-      const actual = hash.digest('hex')
-      if (actual !== expected.sha256 || counter.bytes !== expected.size) {
-        throw new BadRequest(`files/${key}: SHA-256 ${actual} (${counter.bytes} bytes) does not match the manifest's ${expected.sha256} (${expected.size} bytes): the backup is damaged, nothing was restored`)
+      const actual = source.digest()
+      if (actual.sha256 !== expected.sha256 || actual.size !== expected.size) {
+        throw new BadRequest(`files/${key}: SHA-256 ${actual.sha256} (${actual.size} bytes) does not match the manifest's ${expected.sha256} (${expected.size} bytes): the backup is damaged, nothing was restored`)
       }
-      bytes += counter.bytes
+      bytes += actual.size
     }
     if (target !== undefined) await restoreSqlite(databaseFile, target)
     else await restorePostgres(databaseFile, databaseUrl, manifest.database.tool_major!)

@@ -4,11 +4,8 @@
 // engine or the store, so SQLite + disk and PostgreSQL + S3 read and write the
 // same directory. Ids, hashes and the site secret travel unchanged, so
 // passwords, API tokens, sessions and the gate cookie keep working.
-import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
-import { Transform, pipeline as pipe, type Readable } from 'node:stream'
-import { pipeline } from 'node:stream/promises'
 import type { Db } from '../db/index.js'
 import { clearImportMarker, writeImportMarker } from './doctor-repository.js'
 import type { Database } from '../db/schema.js'
@@ -18,6 +15,7 @@ import { BadRequest, Conflict } from '../errors.js'
 import { fillMissingShortIds } from '../db/short-ids.js'
 import { recountTagUses } from '../packs/tags-repository.js'
 import { deleteAllSettings, firstTableWithRows, insertRows, selectAllRows, TABLES, TABLES_SINCE_VERSION_2, type Table } from './transfer-repository.js'
+import { copyToPrivateFile, privateDir, readHashed, readManifestJson, writePrivateFile, type Digest } from './private-files.js'
 
 export const EXPORT_FORMAT = 'packs-site-export'
 /**
@@ -38,7 +36,7 @@ export interface ExportManifest {
   /** Rows per table. */
   tables: Record<Table, number>
   /** Stored files by id: the bytes' SHA-256 (hex) and size. */
-  files: Record<string, { sha256: string; size: number }>
+  files: Record<string, Digest>
 }
 
 export interface TransferReport {
@@ -49,45 +47,6 @@ export interface TransferReport {
 
 /** An export's rows, table by table, as its JSON lines hold them (checked against the manifest's counts). */
 type ExportRows = { [T in Table]: Database[T][] }
-
-function hashing(hash: ReturnType<typeof createHash>, counter: { bytes: number }): Transform {
-  return new Transform({
-    transform(chunk: Buffer, _encoding, done) {
-      hash.update(chunk)
-      counter.bytes += chunk.length
-      done(null, chunk)
-    },
-  })
-}
-
-// An export holds the site secret (it signs sessions and gate cookies), the
-// gate password's hash and every password and token hash: only its owner may
-// read it, whatever the umask says.
-const PRIVATE_DIR = 0o700
-const PRIVATE_FILE = 0o600
-
-/** Creates (or takes, when it exists) a directory only its owner can enter. */
-function privateDir(dir: string): void {
-  fs.mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR })
-  // mkdir's mode goes through the umask (and leaves an existing directory as it is).
-  fs.chmodSync(dir, PRIVATE_DIR)
-}
-
-/** A new file (never an existing one) readable by its owner only, from its creation on. */
-function openPrivateFile(file: string): number {
-  const fd = fs.openSync(file, 'wx', PRIVATE_FILE)
-  fs.fchmodSync(fd, PRIVATE_FILE)
-  return fd
-}
-
-function writePrivateFile(file: string, text: string): void {
-  const fd = openPrivateFile(file)
-  try {
-    fs.writeFileSync(fd, text)
-  } finally {
-    fs.closeSync(fd)
-  }
-}
 
 /**
  * Writes the site into `dir` (which must be empty or missing): tables/<table>.jsonl,
@@ -116,13 +75,9 @@ export async function exportSite(db: Db, store: FileStore, dir: string): Promise
       rows += all.length
       if (table === 'files') {
         for (const file of all as { id: string; storage_key: string }[]) {
-          const hash = createHash('sha256')
-          const counter = { bytes: 0 }
-          const bytesOf = await store.get(file.storage_key)
-          const fd = openPrivateFile(path.join(dir, 'files', file.id))
-          await pipeline(bytesOf, hashing(hash, counter), fs.createWriteStream('', { fd }))
-          manifest.files[file.id] = { sha256: hash.digest('hex'), size: counter.bytes }
-          bytes += counter.bytes
+          const copied = await copyToPrivateFile(await store.get(file.storage_key), path.join(dir, 'files', file.id))
+          manifest.files[file.id] = copied
+          bytes += copied.size
         }
       }
     }
@@ -133,14 +88,7 @@ export async function exportSite(db: Db, store: FileStore, dir: string): Promise
 }
 
 export function readManifest(dir: string): ExportManifest {
-  const file = path.join(dir, 'manifest.json')
-  if (!fs.existsSync(file)) throw new BadRequest(`${dir} has no manifest.json: not a finished packs export`)
-  let manifest: ExportManifest
-  try {
-    manifest = JSON.parse(fs.readFileSync(file, 'utf8')) as ExportManifest
-  } catch (error) {
-    throw new BadRequest(`${file} cannot be read as JSON (${(error as Error).message.split('\n')[0]})`)
-  }
+  const manifest = readManifestJson(dir, 'packs export') as ExportManifest
   if (typeof manifest !== 'object' || manifest === null || manifest.format !== EXPORT_FORMAT
     || typeof manifest.files !== 'object' || manifest.files === null || typeof manifest.tables !== 'object' || manifest.tables === null) {
     throw new BadRequest(`${dir} is not a packs export`)
@@ -251,17 +199,14 @@ export async function importSite(db: Db, store: FileStore, dir: string): Promise
     await discardEarlierAttempt(store, new Set(files.map((file) => file.storage_key)))
     for (const file of files) {
       const expected = manifest.files[file.id]!
-      const hash = createHash('sha256')
-      const counter = { bytes: 0 }
-      // stream.pipeline, not .pipe: a read error must fail the put, not escape as an uncaught exception.
-      const source: Readable = pipe(fs.createReadStream(path.join(dir, 'files', file.id)), hashing(hash, counter), () => {})
-      await store.put(file.storage_key, source)
+      const source = readHashed(path.join(dir, 'files', file.id))
+      await store.put(file.storage_key, source.stream)
       written.push(file.storage_key)
-      const actual = hash.digest('hex')
-      if (actual !== expected.sha256 || counter.bytes !== expected.size) {
-        throw new BadRequest(`file ${file.id}: SHA-256 ${actual} (${counter.bytes} bytes) does not match the manifest's ${expected.sha256} (${expected.size} bytes)`)
+      const actual = source.digest()
+      if (actual.sha256 !== expected.sha256 || actual.size !== expected.size) {
+        throw new BadRequest(`file ${file.id}: SHA-256 ${actual.sha256} (${actual.size} bytes) does not match the manifest's ${expected.sha256} (${expected.size} bytes)`)
       }
-      bytes += counter.bytes
+      bytes += actual.size
     }
     await db.transaction().execute(async (trx) => {
       // A target that was started once holds its own site secret (and perhaps a generated gate

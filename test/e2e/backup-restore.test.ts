@@ -18,9 +18,10 @@ import { openDatabase } from '../../src/db/index.js'
 import { backupSite, type BackupReport } from '../../src/maintenance/backup.js'
 import { openFileStore } from '../../src/storage/index.js'
 import { createTestDatabase, TEST_DATABASE_URL, type TestDatabase } from '../helpers/database.js'
-import { seedDemoSite, type DemoSite } from '../helpers/demo.js'
+import { addPendingUpload, seedDemoSite, type DemoSite } from '../helpers/demo.js'
 import { datapack, png } from '../helpers/fixtures.js'
 import { runCli, spawnCli, startServer, suiteBackends, tempDataDir, type CliResult, type RunningServer, type SuiteBackends } from '../helpers/server.js'
+import { sha256Of, sortedRows } from '../helpers/site-contents.js'
 import { tempDir } from '../helpers/temp.js'
 
 interface Site {
@@ -62,24 +63,15 @@ interface Snapshot {
   files: Record<string, string>
 }
 
-async function sha256(stream: AsyncIterable<unknown>): Promise<string> {
-  const hash = createHash('sha256')
-  for await (const chunk of stream) hash.update(chunk as Buffer)
-  return hash.digest('hex')
-}
-
 /** Read straight from the backends, not through Packs' queries. */
 async function snapshot(site: Site): Promise<Snapshot> {
   const db = await openDatabase(site.databaseUrl)
   const store = await openFileStore(site.storageUrl)
   try {
     const rows: Record<string, string[]> = {}
-    for (const table of await db.introspection.getTables({ withInternalKyselyTables: true })) {
-      const all = await db.selectFrom(table.name as never).selectAll().execute()
-      rows[table.name] = all.map((row) => JSON.stringify(Object.entries(row as object).sort(([a], [b]) => a.localeCompare(b)))).sort()
-    }
+    for (const table of await db.introspection.getTables({ withInternalKyselyTables: true })) rows[table.name] = await sortedRows(db, table.name)
     const files: Record<string, string> = {}
-    for await (const object of store.list()) files[object.key] = await sha256(await store.get(object.key))
+    for await (const object of store.list()) files[object.key] = await sha256Of(await store.get(object.key))
     return { rows, files }
   } finally {
     await store.close()
@@ -142,12 +134,7 @@ describe('packs backup of a running site, and packs restore', () => {
     server = await startServer({ env: source.env, dataDir: source.env.PACKS_DATA_DIR })
     demo = await seedDemoSite(server)
     // A pending upload that never reached a pack, beside the published thumbnails, media and versions.
-    const form = new FormData()
-    form.set('kind', 'media')
-    form.set('draft_uuid', randomUUID())
-    form.set('file', new Blob([new Uint8Array(png(4, 4, [1, 2, 3]))]), 'pending.png')
-    const pending = await fetch(`${server.url}/api/uploads/`, { method: 'POST', headers: demo.creator.headers, body: form })
-    assert.equal(pending.status, 200, await pending.text())
+    await addPendingUpload(server, demo.creator)
     // One counted download (download_seen and the counters), written in a batch within 5 s: waited for, so
     // the site stands still from here on. The other downloads do not count (no download=1).
     downloads = new Map()
@@ -329,8 +316,8 @@ describe('packs backup of a running site, and packs restore', () => {
       assert.equal(restored.code, 0, restored.stderr)
       // Every file a row names is there with the row's SHA-256, and nothing else is: rows and files of one moment.
       const after = await snapshot(target)
-      const named = Object.fromEntries(after.rows.files!.map((line) => Object.fromEntries(JSON.parse(line) as [string, unknown][]))
-        .map((row) => [row.storage_key as string, row.sha256 as string]))
+      const named = Object.fromEntries(after.rows.files!.map((line) => JSON.parse(line) as { storage_key: string; sha256: string })
+        .map((row) => [row.storage_key, row.sha256]))
       assert.deepEqual(after.files, named)
       assert.ok(after.rows.packs!.length > before_.rows.packs!.length, 'the backup holds packs published under load')
       const doctor = await runCli(['doctor', '--min-age', '0'], undefined, { ...target.env, PACKS_MASTER_PASSWORD: undefined })

@@ -8,16 +8,17 @@
 // move goes to another embedded site).
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { createHash, randomUUID } from 'node:crypto'
+import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { openDatabase, type Db } from '../../src/db/index.js'
 import { TABLES, TABLES_SINCE_VERSION_2 } from '../../src/maintenance/transfer-repository.js'
 import { openFileStore } from '../../src/storage/index.js'
 import { TEST_DATABASE_URL } from '../helpers/database.js'
-import { seedDemoSite, type DemoSite } from '../helpers/demo.js'
-import { datapack, png } from '../helpers/fixtures.js'
+import { addPendingUpload, seedDemoSite, type DemoSite } from '../helpers/demo.js'
+import { datapack } from '../helpers/fixtures.js'
 import { runCli, startServer, suiteBackends, tempDataDir, type RunningServer, type SuiteBackends } from '../helpers/server.js'
+import { sha256Of, sortedRows } from '../helpers/site-contents.js'
 import { tempDir } from '../helpers/temp.js'
 
 const SITE_PASSWORD = 'transfer-site-password'
@@ -61,12 +62,6 @@ async function scaledBackend(): Promise<Backend> {
   }
 }
 
-async function sha256(stream: NodeJS.ReadableStream): Promise<string> {
-  const hash = createHash('sha256')
-  for await (const chunk of stream) hash.update(chunk as Buffer)
-  return hash.digest('hex')
-}
-
 interface Snapshot {
   rows: Record<string, string[]>
   files: Record<string, string>
@@ -79,15 +74,13 @@ async function snapshot(backend: Backend): Promise<Snapshot> {
   try {
     const rows: Record<string, string[]> = {}
     for (const table of TABLES) {
-      const all = await db.selectFrom(table).selectAll().execute()
       // packs.search_seq is SQLite's key into its own title index (migration 0007): null on PostgreSQL, and
       // given afresh on import. Every other column, owner_disabled included, must come back the same.
-      const comparable = (row: object) => Object.entries(row).filter(([column]) => !(table === 'packs' && column === 'search_seq'))
-      rows[table] = all.map((row) => JSON.stringify(Object.fromEntries(comparable(row).sort(([a], [b]) => a.localeCompare(b))))).sort()
+      rows[table] = await sortedRows(db, table, table === 'packs' ? ['search_seq'] : [])
     }
     const files: Record<string, string> = {}
     for (const file of await db.selectFrom('files').select(['id', 'storage_key']).execute()) {
-      files[file.id] = await sha256(await store.get(file.storage_key))
+      files[file.id] = await sha256Of(await store.get(file.storage_key))
     }
     return { rows, files }
   } finally {
@@ -138,12 +131,7 @@ describe('moving a site between backends', () => {
     try {
       demo = await seedDemoSite(server)
       // A pending upload that never reached a pack, and a live browser session.
-      const form = new FormData()
-      form.set('kind', 'media')
-      form.set('draft_uuid', randomUUID())
-      form.set('file', new Blob([new Uint8Array(png(4, 4, [1, 2, 3]))]), 'pending.png')
-      const pending = await fetch(`${server.url}/api/uploads/`, { method: 'POST', headers: demo.creator.headers, body: form })
-      assert.equal(pending.status, 200, await pending.text())
+      await addPendingUpload(server, demo.creator)
       const login = await fetch(`${server.url}/login/`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'x-master-password': SITE_PASSWORD },

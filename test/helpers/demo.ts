@@ -4,7 +4,7 @@
 // (scripts/screenshots.ts) look at the same pages.
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
-import { datapack, pixelPng, zip } from './fixtures.js'
+import { datapack, pixelPng, png, zip } from './fixtures.js'
 import { cliOk, lastLine, type RunningServer } from './server.js'
 
 export interface DemoUser {
@@ -139,4 +139,9 @@ export async function seedDemoSite(server: RunningServer): Promise<DemoSite> {
   // A draft in progress, for "My drafts" and the create page.
   await call(server, creator, 'POST', '/api/draft/', { draft: randomUUID(), data: { title: 'Nether Gardens', summary: 'Work in progress' } })
   return { staff, creator, packs }
+}
+
+/** An upload that never reaches a pack (its draft is never saved): a pending upload beside the demo's published files. */
+export async function addPendingUpload(server: RunningServer, user: DemoUser): Promise<void> {
+  await uploadFile(server, user, randomUUID(), 'media', png(4, 4, [1, 2, 3]), 'pending.png')
 }
