@@ -15,7 +15,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { sql } from 'kysely'
-import { migrateToLatest, openDatabase } from '../src/db/index.js'
+import { loadSqlite, migrateToLatest, openDatabase } from '../src/db/index.js'
 import { newShortId } from '../src/db/short-ids.js'
 import { insertRows, type Table } from '../src/maintenance/transfer-repository.js'
 import { PasswordHasher } from '../src/accounts/passwords.js'
@@ -306,7 +306,7 @@ async function waitForLine(file: string, from: number, pattern: RegExp, timeoutM
 async function showPlans(databaseUrl: string, tag: string, titleWord: string): Promise<void> {
   const file = databaseUrl.slice('sqlite:'.length)
   const db = await openDatabase(databaseUrl)
-  const { default: SQLite } = await import('better-sqlite3')
+  const SQLite = await loadSqlite()
   const raw = new SQLite(file, { readonly: true })
   const captured: Array<{ sql: string; parameters: readonly unknown[] }> = []
   const executor = db.getExecutor() as unknown as { executeQuery: (query: { sql: string; parameters: readonly unknown[] }, id: unknown) => Promise<unknown> }

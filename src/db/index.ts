@@ -93,17 +93,22 @@ const SQLITE_MMAP_BYTES = 1024 * 1024 * 1024
 const SQLITE_CACHE_KIB = 64 * 1024
 
 /**
- * better-sqlite3, loaded on demand. Not on Node.js 24: from 24.19 its `node::ObjectWrap` registers an
- * environment cleanup hook that better-sqlite3 12's statements remove again when they are garbage
- * collected, and Node aborts the process there (nodejs/node#65446; measured: every server start on
- * 24.21.0 aborted). better-sqlite3 13 (Node-API) does not, but it needs Node 22 or later and crashes
- * on Node 20. A clear line at start beats an abort at the first collection (README, "Node.js versions").
+ * better-sqlite3, loaded on demand, in the version this Node.js runs: 13 (Node-API, its binaries in the
+ * package) on Node 22 and later; 12 (an npm alias, `better-sqlite3-node20`, an optional dependency) on
+ * Node 20. 12 cannot run on Node 24.19 and later: Node's `node::ObjectWrap` there registers an environment
+ * cleanup hook that 12's statements remove again when they are garbage-collected, and Node aborts the
+ * process (nodejs/node#65446; every server start on 24.21.0 aborted). 13 segfaults on Node 20. When Node 20
+ * is dropped, the alias goes (README, "Node.js versions").
  */
 export async function loadSqlite(version: string = process.versions.node): Promise<typeof SQLite> {
-  if (version.split('.')[0] === '24') {
-    throw new ConfigError(`SQLite cannot run on Node.js ${version}: better-sqlite3 aborts the process there when it frees a statement (nodejs/node#65446). Use Node.js 22 or 26, or PostgreSQL (DATABASE_URL=postgres://...)`)
+  if (Number(version.split('.')[0]) >= 22) return (await import('better-sqlite3')).default
+  try {
+    // The alias has no types of its own: it is the same API as the types of better-sqlite3.
+    return (await import('better-sqlite3-node20' as string) as { default: typeof SQLite }).default
+  } catch (error) {
+    // An optional dependency: `npm ci` goes on when it cannot build it (no compiler), so say what is missing.
+    throw new ConfigError(`SQLite on Node.js ${version} needs the optional package better-sqlite3-node20, which could not be loaded (${(error as Error).message.split('\n')[0]}): install a C++ toolchain and run \`npm ci\` again, or use Node.js 22 or later`)
   }
-  return (await import('better-sqlite3')).default
 }
 
 async function openSqlite(file: string): Promise<Db> {

@@ -19,7 +19,8 @@ import { tempDir } from '../helpers/temp.js'
 
 /** How each optional backend's modules are recognised by URL. */
 const PACKAGES = {
-  'better-sqlite3': /\/node_modules\/better-sqlite3\//,
+  // 13 on Node 22 and later, 12 (the better-sqlite3-node20 alias) on Node 20: src/db/index.ts, loadSqlite.
+  'better-sqlite3': /\/node_modules\/better-sqlite3(-node20)?\//,
   'pg': /\/node_modules\/pg(-[a-z]+)?\//,
   'the AWS SDK': /\/node_modules\/@(aws-sdk|smithy)\//,
   'redis': /\/node_modules\/(redis|@redis\/[a-z-]+)\//,
