@@ -42,6 +42,13 @@ function staleBuildWarning(): string | null {
   }
 }
 
+/** The start-up line naming what this server runs on, and the warnings about its shape and its build. */
+function announce(log: { info(fields: object, message: string): void; warn(message: string): void }, config: Config): void {
+  const runtime = describeRuntime(config)
+  log.info(runtime.fields, runtime.message)
+  for (const warning of [...runtime.warnings, staleBuildWarning()]) if (warning) log.warn(warning)
+}
+
 function printGeneratedPassword(password: string): void {
   // Printed once, on the terminal only, never through the logger.
   process.stdout.write(
@@ -73,9 +80,7 @@ async function runServer(config: Config): Promise<void> {
   await app.listen({ host: config.host, port: config.port })
   // A worker's primary has said it already, once for all workers.
   if (cluster.isPrimary) {
-    const runtime = describeRuntime(config)
-    app.log.info(runtime.fields, runtime.message)
-    for (const warning of [...runtime.warnings, staleBuildWarning()]) if (warning) app.log.warn(warning)
+    announce(app.log, config)
   }
 }
 
@@ -90,10 +95,7 @@ async function runPrimary(config: Config): Promise<void> {
   const generated = await prepareSite(config)
   if (generated) printGeneratedPassword(generated)
   // The primary has no Fastify logger; this one writes the same JSON lines to stdout.
-  const log = pino({ level: config.logLevel })
-  const runtime = describeRuntime(config)
-  log.info(runtime.fields, runtime.message)
-  for (const warning of [...runtime.warnings, staleBuildWarning()]) if (warning) log.warn(warning)
+  announce(pino({ level: config.logLevel }), config)
 
   let stopping = false
   const serving = new WeakSet<Worker>()
