@@ -83,7 +83,14 @@ describe('adversarial headers and parameters through the app answer as fast as o
           throw error
         }
         assert.ok(result.status < 500, `${name}: ${shape} answered ${result.status}`)
-        assert.ok(result.ms < baseline.ms + BOUND_MS, `${name}: ${shape} took ${result.ms.toFixed(1)} ms (an ordinary request ${baseline.ms.toFixed(1)} ms)`)
+        // A slow answer is timed again, beside a new baseline, up to three times: a machine busy with other
+        // test files slows one round, a pattern that backtracks is slow in every round.
+        let ordinary = baseline
+        for (let round = 0; round < 3 && result.ms >= ordinary.ms + BOUND_MS; round++) {
+          ordinary = await timed(build('x'))
+          result = await timed(build(safe))
+        }
+        assert.ok(result.ms < ordinary.ms + BOUND_MS, `${name}: ${shape} took ${result.ms.toFixed(1)} ms (an ordinary request ${ordinary.ms.toFixed(1)} ms)`)
       }
     })
   }
