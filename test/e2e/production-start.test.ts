@@ -6,7 +6,7 @@
 // (PostgreSQL with local files, PostgreSQL without Redis) are started on purpose.
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
+import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import http from 'node:http'
 import path from 'node:path'
@@ -93,27 +93,48 @@ describe('the production entry', { timeout: 120_000 }, () => {
     test(`npm start builds nothing, and ${signal} to npm drains an in-flight request and exits 0`, async () => {
       const dataDir = tempDataDir()
       dirs.push(dataDir)
-      const port = await freePort()
-      const env: NodeJS.ProcessEnv = {
-        ...process.env,
-        ...backends.env,
-        PACKS_DATA_DIR: dataDir,
-        PACKS_MASTER_PASSWORD: PASSWORD,
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        PACKS_PASSWORD_HASH_COST: '1024',
-        // A request that takes its time: the body trickles in under the body deadline.
-        PACKS_BODY_TIMEOUT: '30s',
-      }
-      const npm = spawn('npm', ['start'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+      // `npm start` on a free port; again on another when the port was taken between freePort() and the
+      // server's listen (other test files start servers and open connections meanwhile): "cannot listen".
+      let port = 0
+      let npm: ChildProcess
       let stdout = ''
-      npm.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString() })
-      npm.stderr.on('data', (chunk: Buffer) => { stdout += chunk.toString() })
-      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-        npm.once('close', (code, sig) => resolve({ code, signal: sig }))
-      })
+      let exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
+      for (let attempt = 1; ; attempt++) {
+        port = await freePort()
+        const env: NodeJS.ProcessEnv = {
+          ...process.env,
+          ...backends.env,
+          PACKS_DATA_DIR: dataDir,
+          PACKS_MASTER_PASSWORD: PASSWORD,
+          PORT: String(port),
+          HOST: '127.0.0.1',
+          PACKS_PASSWORD_HASH_COST: '1024',
+          // A request that takes its time: the body trickles in under the body deadline.
+          PACKS_BODY_TIMEOUT: '30s',
+        }
+        const child = spawn('npm', ['start'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+        npm = child
+        stdout = ''
+        child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString() })
+        child.stderr.on('data', (chunk: Buffer) => { stdout += chunk.toString() })
+        const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+          child.once('close', (code, sig) => resolve({ code, signal: sig }))
+        })
+        exited = ended
+        // The start-up line, or npm's end (a start that failed), whichever comes first; the output either way.
+        let over = false
+        void ended.then(() => { over = true })
+        await until(() => (RUNNING_LINE.test(stdout) || over ? true : undefined), "npm start's start-up line", 60_000)
+          .catch((error: Error) => {
+            child.kill('SIGKILL')
+            const pid = /"pid":(\d+)/.exec(stdout)?.[1]
+            if (pid) try { process.kill(Number(pid), 'SIGKILL') } catch { /* gone */ }
+            throw new Error(`${error.message}; npm start's output so far:\n${stdout}`)
+          })
+        if (RUNNING_LINE.test(stdout)) break
+        if (!/cannot listen: listen EADDRINUSE/.test(stdout) || attempt === 3) assert.fail(`npm start ended before its start-up line:\n${stdout}`)
+      }
       try {
-        await until(() => (RUNNING_LINE.test(stdout) ? true : undefined), "npm start's start-up line", 60_000)
         const serverPid = Number(/"pid":(\d+)/.exec(stdout)![1])
         assert.notEqual(serverPid, npm.pid, 'the server is a process of its own')
 
