@@ -185,10 +185,15 @@ class Load {
   }
 
   private async post(pathname: string, body: FormData | string, json = false): Promise<Response> {
+    // A form is encoded here, whole, and sent as bytes: undici streams a FormData body itself, and on Node 24
+    // it throws from that stream ("ReadableStream is already closed") when the server dies mid-body,
+    // outside any promise the test holds.
+    const encoded = body instanceof FormData ? new Request('http://form.invalid/', { method: 'POST', body }) : undefined
+    const type = json ? 'application/json' : encoded?.headers.get('content-type')
     return fetch(`${this.url}${pathname}`, {
       method: 'POST',
-      headers: json ? { ...this.auth, 'content-type': 'application/json' } : this.auth,
-      body,
+      headers: type ? { ...this.auth, 'content-type': type } : this.auth,
+      body: encoded ? new Uint8Array(await encoded.arrayBuffer()) : body,
       signal: this.stop.signal,
     })
   }
@@ -202,9 +207,8 @@ class Load {
     )
     const chunk = Buffer.alloc(256 * 1024, 0x5a)
     const total = BIG_UPLOAD_BYTES
-    // node:http rather than fetch with a ReadableStream body: when the server dies mid-body, undici on
-    // Node 24 throws from its own stream ("ReadableStream is already closed") outside any promise the test
-    // holds. Here the socket's error ends the request, and writes wait for the socket to drain.
+    // node:http rather than fetch with a ReadableStream body (see post()): here the socket's error ends
+    // the request, and writes wait for the socket to drain.
     const request = http.request(new URL('/api/uploads/', this.url), {
       method: 'POST',
       headers: { ...this.auth, 'content-type': `multipart/form-data; boundary=${boundary}` },
