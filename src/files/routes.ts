@@ -1,8 +1,6 @@
 // Serving stored files (docs/decisions.md#stored-files): conditional and range requests, inline
 // or as a download, always sandboxed so an uploaded file can never act as a
 // page of this site.
-import type { ServerResponse } from 'node:http'
-import { Socket } from 'node:net'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { FileParams, FileQuery, fileResponses } from '../api/files.js'
 import { noneMatch } from '../http/conditional.js'
@@ -81,23 +79,11 @@ export async function serveFile(app: App, request: FastifyRequest, reply: Fastif
     .header('content-length', String(range ? range.end - range.start + 1 : file.size))
   if (range) reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${file.size}`)
   if (!withBody) return reply.send()
-  const body = await file.open(range ?? undefined, { consumerHoldsNothing: responseHoldsNothing(reply.raw) })
+  const body = await file.open(range ?? undefined)
   // A range from byte 0 is how a download manager starts one (and how some clients fetch the whole file); a
   // later range continues a download already counted. Counting is in memory here; the writes are batched.
   if (countable && file.version && (range === null || range.start === 0)) app.downloads.record(file.version, request.ip)
   return reply.send(body)
-}
-
-/**
- * Whether the response has handed every byte written to it to the kernel, so
- * it holds none of the chunks it was given (ReadOptions). Only a real socket
- * says so: an injected test response keeps its chunks.
- */
-function responseHoldsNothing(res: ServerResponse): () => boolean {
-  return () => {
-    const socket = res.socket
-    return socket instanceof Socket && !socket.destroyed && socket.writableLength === 0 && res.writableLength === 0
-  }
 }
 
 function headerValue(value: string | string[] | undefined): string | undefined {

@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream'
 import { isUuid } from '../api/constants.js'
 import type { Db } from '../db/index.js'
 import { NotFound } from '../errors.js'
-import type { ByteRange, FileStore, ReadOptions } from '../storage/index.js'
+import type { ByteRange, FileStore } from '../storage/index.js'
 import { findFile } from './repository.js'
 
 /** What serving a file works with; `log` is the request's. */
@@ -24,7 +24,7 @@ export interface StoredFile {
   /** The version whose archive this is (looked up only when asked for: findStoredFile's `withVersion`); else null. */
   version: { versionId: string; packRowId: string } | null
   /** The bytes, or one range of them. A row whose bytes are gone is NotFound. */
-  open(range?: ByteRange, options?: ReadOptions): Promise<Readable>
+  open(range?: ByteRange): Promise<Readable>
 }
 
 /**
@@ -43,9 +43,9 @@ export async function findStoredFile(deps: FilesDeps, fileUuid: string, withVers
     sha256: row.sha256,
     createdAt: row.created_at,
     version: row.version_id !== null && row.version_pack_id !== null ? { versionId: row.version_id, packRowId: row.version_pack_id } : null,
-    async open(range, options) {
+    async open(range) {
       try {
-        return await deps.store.get(row.storage_key, range, options)
+        return await deps.store.get(row.storage_key, range)
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
         // A row without bytes is a storage fault worth a log line; to the client the file is simply gone.

@@ -14,64 +14,7 @@ import { StorageUnavailable } from '../errors.js'
  * and then 0.78, once the garbage collector starts chasing the 1 MiB buffers.
  */
 const READ_CHUNK = 512 * 1024
-import type { ByteRange, FileStore, ReadOptions, StoredObject, UnfinishedWrite } from './types.js'
-
-/**
- * A stored file read into a few buffers used again and again, for a consumer
- * that can say when it holds none of the chunks it took (ReadOptions). Every
- * read of Node's own file stream is a new 512 KiB buffer; at 2 GB/s that is
- * 4,000 buffers a second, and V8 answered the memory they hold outside its heap
- * with a full garbage collection about 27 times a second, halving downloads.
- *
- * A chunk is pushed and leaves this stream's queue when the consumer takes it
- * (readableLength falls); a taken buffer is read into again only once the
- * consumer says it holds nothing. Until then, and whenever it never says so,
- * new buffers are made, so a chunk is never changed under anyone.
- */
-class RecyclingReadStream extends Readable {
-  private readonly spare: Buffer[] = []
-  /** Buffers pushed, oldest first, with the bytes of the chunk each carried. */
-  private readonly pushed: Array<{ buffer: Buffer; bytes: number }> = []
-  private queuedBytes = 0
-  /** Taken by the consumer, not yet known to be released by it. */
-  private readonly taken: Buffer[] = []
-
-  constructor(private readonly handle: fsp.FileHandle, private position: number, private readonly end: number, private readonly consumerHoldsNothing: () => boolean) {
-    super({ highWaterMark: READ_CHUNK })
-  }
-
-  override _read(): void {
-    // What the consumer has taken: the oldest pushed chunks beyond what is still queued here.
-    let taken = this.queuedBytes - this.readableLength
-    while (this.pushed.length > 0 && taken >= this.pushed[0]!.bytes) {
-      const chunk = this.pushed.shift()!
-      taken -= chunk.bytes
-      this.queuedBytes -= chunk.bytes
-      this.taken.push(chunk.buffer)
-    }
-    if (this.taken.length > 0 && this.consumerHoldsNothing()) this.spare.push(...this.taken.splice(0))
-    const remaining = this.end - this.position
-    if (remaining <= 0) {
-      this.push(null)
-      return
-    }
-    const buffer = this.spare.pop() ?? Buffer.allocUnsafeSlow(READ_CHUNK)
-    this.handle.read(buffer, 0, Math.min(READ_CHUNK, remaining), this.position).then(({ bytesRead }) => {
-      if (bytesRead === 0) {
-        this.destroy(new StorageUnavailable(new Error('the stored file ended before its size')))
-        return
-      }
-      this.position += bytesRead
-      this.pushed.push({ buffer, bytes: bytesRead })
-      this.queuedBytes += bytesRead
-      this.push(bytesRead === buffer.length ? buffer : buffer.subarray(0, bytesRead))
-    }, (error: unknown) => this.destroy(new StorageUnavailable(error)))
-  }
-
-  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
-    this.handle.close().then(() => callback(error), () => callback(error))
-  }
-}
+import type { ByteRange, FileStore, StoredObject, UnfinishedWrite } from './types.js'
 
 const SAFE_KEY = /^[A-Za-z0-9][A-Za-z0-9._-]*$/
 const PARTIAL_SUFFIX = '.partial'
@@ -167,7 +110,7 @@ export class LocalFileStore implements FileStore {
     }
   }
 
-  async get(key: string, range?: ByteRange, options: ReadOptions = {}): Promise<Readable> {
+  async get(key: string, range?: ByteRange): Promise<Readable> {
     const file = this.pathOf(key)
     // Open first so a missing file rejects here rather than as a stream error mid-response.
     let handle: fsp.FileHandle
@@ -179,14 +122,8 @@ export class LocalFileStore implements FileStore {
       throw new StorageUnavailable(error)
     }
     // Large reads: a 100 MiB download takes 200 reads and socket writes, not 1,600. Memory stays bounded by
-    // backpressure: about one chunk waits per download.
-    if (options.consumerHoldsNothing) {
-      const end = range ? range.end + 1 : (await handle.stat().catch(async (error: unknown) => {
-        await handle.close()
-        throw new StorageUnavailable(error)
-      })).size
-      return new RecyclingReadStream(handle, range?.start ?? 0, end, options.consumerHoldsNothing)
-    }
+    // backpressure: about one chunk waits per download. Every chunk is a new buffer: reusing them once the
+    // socket's writableLength said it held none sent wrong bytes to a client on Node 26 (test/http/file-serving).
     return handle.createReadStream({ highWaterMark: READ_CHUNK, ...(range ? { start: range.start, end: range.end } : {}) })
   }
 

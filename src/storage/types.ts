@@ -33,16 +33,6 @@ export interface UnfinishedWrite {
   modifiedAt: Date
 }
 
-export interface ReadOptions {
-  /**
-   * True when the stream's consumer holds none of the chunks it has taken
-   * (an HTTP response whose socket has written everything). A store may then
-   * read the next bytes into the buffers of earlier chunks instead of new ones
-   * (src/storage/local.ts). Without it every chunk is a new buffer.
-   */
-  consumerHoldsNothing?: () => boolean
-}
-
 export interface FileStore {
   /**
    * Streams `body` into the store under `key`. Resolves once the bytes are
@@ -51,7 +41,7 @@ export interface FileStore {
    */
   put(key: string, body: Readable): Promise<void>
   /** Streams the stored bytes, or the given range of them. */
-  get(key: string, range?: ByteRange, options?: ReadOptions): Promise<Readable>
+  get(key: string, range?: ByteRange): Promise<Readable>
   /** Removes the bytes; removing a missing key is not an error. */
   delete(key: string): Promise<void>
   /**
