@@ -418,8 +418,10 @@ const processOutput: CliOutput = {
 /** The first line of standard input, without its line ending; at most 64 KiB are read (a password, not a file). */
 async function firstLineOfStdin(): Promise<string> {
   let text = ''
+  // Decoded as a stream, so a character split between two chunks stays whole.
+  process.stdin.setEncoding('utf8')
   for await (const chunk of process.stdin) {
-    text += String(chunk)
+    text += chunk as string
     if (text.includes('\n') || text.length > 65_536) break
   }
   process.stdin.destroy()
