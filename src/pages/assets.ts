@@ -21,8 +21,9 @@ export default async function assetRoutes(app: App): Promise<void> {
 
   // Browsers and feed readers ask for /favicon.ico whatever the page links to; it is the site's SVG icon
   // (every current browser takes an SVG there), public like the gate page that shows it.
+  // The bundle is loaded once at start and never changes, so the icon is looked up once, here.
+  const icon = app.assets.file(app.assets.url('favicon.svg').slice('/assets/'.length))!
   app.get('/favicon.ico', { config: { access: 'public' }, schema: { hide: true } }, async (_request, reply) => {
-    const icon = app.assets.file(app.assets.url('favicon.svg').slice('/assets/'.length))!
     return reply.header('cache-control', 'public, max-age=86400').type(icon.contentType).send(icon.body)
   })
 

@@ -3,10 +3,11 @@ import fsp from 'node:fs/promises'
 import path from 'node:path'
 import { randomUUID } from 'node:crypto'
 import { once } from 'node:events'
-import { Readable } from 'node:stream'
+import type { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { ConfigError } from '../config/index.js'
 import { StorageUnavailable } from '../errors.js'
+import type { ByteRange, FileStore, StoredObject, UnfinishedWrite } from './types.js'
 
 /**
  * Bytes per read of a stored file being served (Node's default is 64 KiB). Measured on a 100 MiB download
@@ -14,7 +15,6 @@ import { StorageUnavailable } from '../errors.js'
  * and then 0.78, once the garbage collector starts chasing the 1 MiB buffers.
  */
 const READ_CHUNK = 512 * 1024
-import type { ByteRange, FileStore, StoredObject, UnfinishedWrite } from './types.js'
 
 const SAFE_KEY = /^[A-Za-z0-9][A-Za-z0-9._-]*$/
 const PARTIAL_SUFFIX = '.partial'
