@@ -14,6 +14,7 @@ import { setUserDisabled } from './accounts/moderation-service.js'
 import { CLI_ACTOR } from './audit/service.js'
 import { setPackHidden } from './packs/moderation-service.js'
 import { deletePack } from './packs/delete-service.js'
+import { allowArchiveCopy, showArchiveClaim, transferArchiveClaim } from './packs/archive-claims.js'
 import { MemoryUpdateCheckCache, type UpdateCheckCache } from './update-check/cache.js'
 import { DomainError } from './errors.js'
 import { createCategory, createTag } from './packs/tags.js'
@@ -164,6 +165,40 @@ const COMMANDS: Record<string, Command> = {
       const { heldUntil } = await withFileStore(config, (store) => withUpdateCheckCache(config, err, (updateCheckCache) =>
         deletePack({ db, store, updateCheckCache, config }, CLI_ACTOR, namespace, packId)))
       out(`deleted ${namespace.toLowerCase()}:${packId.toLowerCase()}; no new pack may take its id until ${heldUntil}`)
+    },
+  },
+  'archive show': {
+    usage: 'archive show <sha256>',
+    summary: 'which pack an archive\'s bytes belong to (the pack that first published them; the by-hash lookups name only it)',
+    positionals: ['sha256'],
+    options: {},
+    async run(db, [sha256], _values, out) {
+      const claim = await showArchiveClaim(db, sha256!)
+      if (!claim) return void out(`no pack has published an archive with SHA-256 ${sha256!.toLowerCase()}`)
+      const pack = claim.pack ? `${claim.pack.namespace}:${claim.pack.packId}${claim.pack.listed ? '' : ' (hidden, or its owner is disabled)'}` : 'a deleted pack'
+      out(`${claim.sha256} belongs to ${pack}${claim.heldUntil === null ? '' : `, held until ${claim.heldUntil} (the pack no longer offers it)`}`)
+    },
+  },
+  'archive allow': {
+    usage: 'archive allow <sha256> <username> [--reason <text>]',
+    summary: 'let a user publish an archive although another owner\'s pack claims it (a copy; the by-hash lookups still name the first pack)',
+    positionals: ['sha256', 'username'],
+    options: { reason: { type: 'string' } },
+    async run(db, [sha256, username], values, out) {
+      const { claim } = await allowArchiveCopy(db, sha256!, username!, values.reason as string | undefined)
+      const owner = claim?.pack ? ` (it belongs to ${claim.pack.namespace}:${claim.pack.packId})` : ''
+      out(`${username} may now publish the archive ${sha256!.toLowerCase()}${owner} in their packs; recorded in the audit log`)
+    },
+  },
+  'archive transfer': {
+    usage: 'archive transfer <sha256> <namespace:pack_id> [--reason <text>]',
+    summary: 'give an archive\'s bytes to another pack: from now on the by-hash lookups name that pack for it',
+    positionals: ['sha256', 'namespace:pack_id'],
+    options: { reason: { type: 'string' } },
+    async run(db, [sha256, fullId], values, out) {
+      const [namespace, packId] = splitPackId(fullId!)
+      await transferArchiveClaim(db, sha256!, namespace, packId, values.reason as string | undefined)
+      out(`the archive ${sha256!.toLowerCase()} now belongs to ${namespace.toLowerCase()}:${packId.toLowerCase()}; recorded in the audit log`)
     },
   },
   'signing-key rotate': {

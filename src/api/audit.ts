@@ -1,16 +1,16 @@
 // The audit log as staff read it (GET /api/audit/).
 import { Type, type Static } from 'typebox'
 
-const TargetType = Type.Union([Type.Literal('pack'), Type.Literal('version'), Type.Literal('user'), Type.Literal('site')])
+const TargetType = Type.Union([Type.Literal('pack'), Type.Literal('version'), Type.Literal('user'), Type.Literal('site'), Type.Literal('archive')])
 
 export const AuditEntry = Type.Object(
   {
     id: Type.String({ format: 'uuid' }),
     created_at: Type.String({ format: 'date-time' }),
     actor: Type.String({ description: 'Username of who did it, as it was then; "(admin CLI)" for `npx packs`.' }),
-    action: Type.String({ description: 'e.g. pack.edit, pack.hide, pack.delete, version.yank, version.delete, user.disable, site.rotate-signing-key.' }),
+    action: Type.String({ description: 'e.g. pack.edit, pack.hide, pack.delete, version.yank, version.delete, user.disable, site.rotate-signing-key, archive.allow-copy, archive.transfer.' }),
     target_type: TargetType,
-    target: Type.String({ description: 'namespace:pack_id, namespace:pack_id@version, a username as it was then, or for the site "signing-key".' }),
+    target: Type.String({ description: 'namespace:pack_id, namespace:pack_id@version, a username as it was then, for the site "signing-key", or an archive\'s SHA-256.' }),
     details: Type.Record(Type.String(), Type.Unknown(), { description: 'What changed (fields, old and new values, a reason).' }),
   },
   { title: 'AuditEntry' },

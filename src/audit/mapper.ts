@@ -9,7 +9,7 @@ export function toAuditEntry(record: AuditRecord): AuditEntryBody {
     actor: record.actor,
     action: record.action,
     // Written only by recordAudit with one of these; an imported row with anything else reads as a pack.
-    target_type: record.targetType === 'version' || record.targetType === 'user' || record.targetType === 'site' ? record.targetType : 'pack',
+    target_type: record.targetType === 'version' || record.targetType === 'user' || record.targetType === 'site' || record.targetType === 'archive' ? record.targetType : 'pack',
     target: record.target,
     details: record.details,
   }

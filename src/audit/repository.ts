@@ -10,7 +10,7 @@ export interface NewAuditEntry {
   actorId: string | null
   actorName: string
   action: string
-  targetType: 'pack' | 'version' | 'user' | 'site'
+  targetType: 'pack' | 'version' | 'user' | 'site' | 'archive'
   target: string
   details: Record<string, unknown>
 }

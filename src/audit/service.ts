@@ -28,6 +28,7 @@ export const AUDIT_ACTIONS = [
   'version.publish', 'version.edit', 'version.yank', 'version.unyank', 'version.delete',
   'user.disable', 'user.enable',
   'site.rotate-signing-key',
+  'archive.allow-copy', 'archive.transfer',
 ] as const
 export type AuditAction = (typeof AUDIT_ACTIONS)[number]
 
@@ -75,9 +76,14 @@ export function siteTarget(name: string): Pick<NewAuditEntry, 'targetType' | 'ta
   return { targetType: 'site', target: name }
 }
 
+/** The audit target of an archive's bytes (its claim, src/packs/archive-claims.ts): its SHA-256. */
+export function archiveTarget(sha256: string): Pick<NewAuditEntry, 'targetType' | 'target'> {
+  return { targetType: 'archive', target: sha256 }
+}
+
 /** What staff ask the log for (GET /api/audit/, the audit page): AuditQuery's fields. */
 export interface AuditQueryInput {
-  target_type?: 'pack' | 'version' | 'user' | 'site' | undefined
+  target_type?: 'pack' | 'version' | 'user' | 'site' | 'archive' | undefined
   target?: string | undefined
   actor?: string | undefined
   action?: string | undefined

@@ -15,6 +15,7 @@ import * as shortIds from './migrations/2026_11_26_0004_short_ids.js'
 import * as fileUseIndexes from './migrations/2026_11_26_0005_file_use_indexes.js'
 import * as tagUses from './migrations/2026_11_26_0006_tag_uses.js'
 import * as packListing from './migrations/2026_11_26_0007_pack_listing.js'
+import * as archiveClaims from './migrations/2026_11_28_0008_archive_claims.js'
 
 export type Db = Kysely<Database>
 
@@ -32,6 +33,7 @@ function migrationsFor(engine: Engine): Record<string, Migration> {
     '2026_11_26_0005_file_use_indexes': { up: fileUseIndexes.up, down: fileUseIndexes.down },
     '2026_11_26_0006_tag_uses': { up: (db) => tagUses.up(db, engine), down: (db) => tagUses.down(db, engine) },
     '2026_11_26_0007_pack_listing': { up: (db) => packListing.up(db, engine), down: (db) => packListing.down(db, engine) },
+    '2026_11_28_0008_archive_claims': { up: archiveClaims.up, down: archiveClaims.down },
   }
 }
 

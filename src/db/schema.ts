@@ -146,6 +146,25 @@ export interface PackIdHoldsTable {
   held_until: string
 }
 
+/** The pack that first published an archive's bytes (migration 0008, src/packs/archive-claims.ts). */
+export interface ArchiveClaimsTable {
+  sha256: string
+  /** packs.id; not a foreign key, the claim outlives a deleted pack for its hold. */
+  pack_row_id: string
+  /** users.id of the pack's owner when it claimed the archive. */
+  owner_id: string
+  claimed_at: string
+  /** Null while the pack has a version with these bytes; else the claim holds until then. */
+  held_until: string | null
+}
+
+/** Staff's exception: this user may publish this archive although another owner's pack claims it. */
+export interface ArchivePermitsTable {
+  sha256: string
+  user_id: string
+  created_at: string
+}
+
 export interface PackTagsTable {
   pack_id: string
   tag_id: string
@@ -212,6 +231,8 @@ export interface Database {
   versions: VersionsTable
   token_packs: TokenPacksTable
   pack_id_holds: PackIdHoldsTable
+  archive_claims: ArchiveClaimsTable
+  archive_permits: ArchivePermitsTable
   audit_log: AuditLogTable
   download_seen: DownloadSeenTable
 }

@@ -14,7 +14,8 @@ import type { FileStore } from '../storage/index.js'
 import { BadRequest, Conflict } from '../errors.js'
 import { fillMissingShortIds } from '../db/short-ids.js'
 import { recountTagUses } from '../packs/tags-repository.js'
-import { deleteAllSettings, firstTableWithRows, insertRows, selectAllRows, TABLES, TABLES_SINCE_VERSION_2, type Table } from './transfer-repository.js'
+import { claimUnclaimedArchives } from '../packs/archive-claims.js'
+import { deleteAllSettings, firstTableWithRows, insertRows, selectAllRows, TABLES, TABLES_SINCE_VERSION_2, TABLES_SINCE_VERSION_3, type Table } from './transfer-repository.js'
 import { copyToPrivateFile, privateDir, readHashed, readManifestJson, writePrivateFile, type Digest } from './private-files.js'
 
 export const EXPORT_FORMAT = 'packs-site-export'
@@ -25,9 +26,14 @@ export const EXPORT_FORMAT = 'packs-site-export'
  * here) and columns (their defaults: nothing hidden, yanked or disabled,
  * every token full access, no downloads counted).
  */
-export const EXPORT_VERSION = 2
+export const EXPORT_VERSION = 3
+/**
+ * 3: archive claims and staff's permits (whose bytes each archive is). An
+ * export of version 1 or 2 has none: on import each archive is claimed by the
+ * pack of the first version that published it, as the migration does.
+ */
 /** The export versions this release imports. */
-const IMPORTABLE_VERSIONS: readonly number[] = [1, 2]
+const IMPORTABLE_VERSIONS: readonly number[] = [1, 2, 3]
 
 export interface ExportManifest {
   format: typeof EXPORT_FORMAT
@@ -94,14 +100,15 @@ export function readManifest(dir: string): ExportManifest {
     throw new BadRequest(`${dir} is not a packs export`)
   }
   if (!IMPORTABLE_VERSIONS.includes(manifest.version)) {
-    throw new BadRequest(`${dir} is a packs export of version ${String(manifest.version).slice(0, 20)}; this release imports versions ${IMPORTABLE_VERSIONS.join(' and ')} (a newer export needs a newer release)`)
+    throw new BadRequest(`${dir} is a packs export of version ${String(manifest.version).slice(0, 20)}; this release imports versions ${IMPORTABLE_VERSIONS.join(', ')} (a newer export needs a newer release)`)
   }
   return manifest
 }
 
 /** The tables an export of `version` holds: a version-1 export predates issue 10's tables. */
 function tablesOf(version: number): readonly Table[] {
-  return version >= 2 ? TABLES : TABLES.filter((table) => !(TABLES_SINCE_VERSION_2 as readonly Table[]).includes(table))
+  const later: readonly Table[] = [...(version < 2 ? TABLES_SINCE_VERSION_2 : []), ...(version < 3 ? TABLES_SINCE_VERSION_3 : [])]
+  return TABLES.filter((table) => !later.includes(table))
 }
 
 function readRows(dir: string, table: Table): Record<string, unknown>[] {
@@ -215,6 +222,8 @@ export async function importSite(db: Db, store: FileStore, dir: string): Promise
       for (const table of TABLES) await insertRows(trx, table, tables[table])
       // An export made before short ids (migration 0004) has none: its packs and versions get theirs here.
       await fillMissingShortIds(trx)
+      // An export made before archive claims has none: the first pack to publish each archive claims it.
+      await claimUnclaimedArchives(trx)
       // Tag counts: the triggers counted every imported pack tag on top of the counts the tag rows carried.
       await recountTagUses(trx)
       // Gone with the deleted settings already, unless the export itself carried one.

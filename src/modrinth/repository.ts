@@ -30,7 +30,9 @@ export async function findVersionPacks(db: Db, versionShortIds: readonly string[
 /**
  * Every version whose archive has one of the hashes (lower-case hex of the
  * algorithm's digest), with its pack: through the files_sha1 / files_sha256
- * indexes, then versions_file_id.
+ * indexes, then versions_file_id. Only versions of the pack that claims the
+ * bytes (archive_claims, src/packs/archive-claims.ts): a copy in another
+ * owner's pack is never named, so a launcher cannot be moved to it.
  */
 export async function findVersionsByArchiveHash(
   db: Db,
@@ -41,6 +43,9 @@ export async function findVersionsByArchiveHash(
   const rows = await db
     .selectFrom('files')
     .innerJoin('versions', 'versions.file_id', 'files.id')
+    .innerJoin('archive_claims', (join) => join
+      .onRef('archive_claims.sha256', '=', 'files.sha256')
+      .onRef('archive_claims.pack_row_id', '=', 'versions.pack_id'))
     .select([algorithm === 'sha1' ? 'files.sha1 as hash' : 'files.sha256 as hash', 'versions.id', 'versions.pack_id'])
     .where(algorithm === 'sha1' ? 'files.sha1' : 'files.sha256', 'in', [...hashes])
     .execute()

@@ -10,6 +10,7 @@ import { deleteFileRows, filesNotInUse } from '../files/repository.js'
 import { deleteStoredFiles } from '../uploads/pending.js'
 import { packChanged } from '../update-check/service.js'
 import { getManagedPack, type PacksDeps } from './service.js'
+import { releaseClaims } from './archive-claims.js'
 import { deletePackRow, holdPackId, packFileIds } from './versions-repository.js'
 
 const DAY_MS = 86_400_000
@@ -25,6 +26,8 @@ export async function deletePack(deps: PacksDeps, actor: Actor, namespace: strin
     const unused = await filesNotInUse(trx, fileIds)
     await deleteFileRows(trx, unused.map((f) => f.id))
     await holdPackId(trx, pack.namespace, pack.packId, nowIso(now), heldUntil)
+    // Its archives stay the deleted pack's owner's for as long as its id is held.
+    await releaseClaims(trx, pack.id, now)
     await recordAudit(trx, actor, 'pack.delete', packTarget(pack.namespace, pack.packId), {
       title: pack.title, owner: pack.owner, versions: pack.versions.length,
     })

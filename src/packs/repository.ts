@@ -120,6 +120,12 @@ export async function packExists(db: Db, namespace: string, packId: string): Pro
 }
 
 /** The pack's row id when it exists and `ownerId` owns it; someone else's pack is as absent as a missing one. */
+/** The pack's row id and owner, hidden or not. */
+export async function findPackRowId(db: Db, namespace: string, packId: string): Promise<{ id: string; ownerId: string } | undefined> {
+  const row = await db.selectFrom('packs').select(['id', 'owner_id']).where('namespace', '=', namespace).where('pack_id', '=', packId).executeTakeFirst()
+  return row && { id: row.id, ownerId: row.owner_id }
+}
+
 export async function findOwnedPackId(db: Db, ownerId: string, namespace: string, packId: string): Promise<string | undefined> {
   const row = await db
     .selectFrom('packs')

@@ -14,6 +14,7 @@ import { namespaceOf } from '../accounts/usernames.js'
 import { draftIdOf, readDraftFields } from '../drafts/data.js'
 import { deleteDraftRow, findOwnedDraft } from '../drafts/repository.js'
 import { deleteFileRows, insertFile } from '../files/repository.js'
+import { claimArchive } from './archive-claims.js'
 import { ingestFile, type IngestedFile } from '../uploads/ingest.js'
 import { deleteStoredFiles } from '../uploads/pending.js'
 import { deleteUploadRows, listDraftUploads } from '../uploads/repository.js'
@@ -169,6 +170,8 @@ export async function publishDraft(deps: PacksDeps, user: User, draftUuid: strin
         file_id: version.fileId,
         created_at: now,
       })
+      // The archive's bytes become this pack's, unless another owner's pack has them (a 409 undoes the publish).
+      await claimArchive(trx, { fileId: version.fileId, packRowId, ownerId: user.id, now: (deps.clock ?? Date.now)() })
       // The uploads stop being pending: the pack now refers to their files.
       await deleteUploadRows(trx, uploads.map((u) => u.id))
       const extras = thumbnails.slice(0, -1)
@@ -290,6 +293,7 @@ async function recordVersion(db: Db, store: FileStore, input: NewVersion): Promi
       const createdAt = newest === undefined ? now : Math.max(now, Date.parse(newest) + 1)
       if (createdAt !== now) await touchOwnedPack(trx, input.ownerId, input.packRowId, nowIso(createdAt))
       await insertFile(trx, input.file)
+      await claimArchive(trx, { fileId: input.file.id, packRowId: input.packRowId, ownerId: input.ownerId, now })
       await insertVersion(trx, {
         id: randomUUID(),
         pack_id: input.packRowId,

@@ -11,6 +11,7 @@ import { deleteFileRows, filesNotInUse } from '../files/repository.js'
 import { deleteStoredFiles } from '../uploads/pending.js'
 import { packChanged } from '../update-check/service.js'
 import { getManagedPack, getPack, type PackDetail, type PacksDeps } from './service.js'
+import { releaseClaims } from './archive-claims.js'
 import { deleteVersionRow, findPackVersion, touchPack, updateVersion, type ManagedVersion } from './versions-repository.js'
 
 /** The longest changelog kept (Markdown), as for a new version's form field. */
@@ -82,6 +83,7 @@ export async function deleteVersion(deps: PacksDeps, actor: Actor, namespace: st
     const current: ManagedVersion | undefined = await findPackVersion(trx, pack.id, version.id)
     if (!current) throw new NotFound('version not found')
     await deleteVersionRow(trx, version.id)
+    await releaseClaims(trx, pack.id, (deps.clock ?? Date.now)())
     const unused = await filesNotInUse(trx, [current.fileId])
     await deleteFileRows(trx, unused.map((f) => f.id))
     await recordAudit(trx, actor, 'version.delete', versionTarget(pack.namespace, pack.packId, current.name), { yanked: current.yanked })

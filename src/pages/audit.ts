@@ -17,7 +17,7 @@ const MAX_TARGET_LENGTH = 300
 const MAX_ACTOR_LENGTH = 32
 /** A detail value longer than this is cut on the page (an edited description, say); the API has it whole. */
 const MAX_DETAIL_SHOWN = 300
-const TARGET_TYPES = ['pack', 'version', 'user', 'site'] as const
+const TARGET_TYPES = ['pack', 'version', 'user', 'site', 'archive'] as const
 
 // Everything arrives as text (or a list, when repeated) and is checked here,
 // so a bad value gets a sentence a person can act on, not a validator's message.
@@ -44,7 +44,7 @@ function single(query: RawQuery, name: Field): string {
 function parseQuery(query: RawQuery): AuditState {
   const targetType = single(query, 'target_type')
   if (targetType !== '' && !(TARGET_TYPES as readonly string[]).includes(targetType)) {
-    throw new BadRequest(`"target_type" must be pack, version, user or site`)
+    throw new BadRequest(`"target_type" must be pack, version, user, site or archive`)
   }
   const target = single(query, 'target')
   if (target.length > MAX_TARGET_LENGTH) throw new BadRequest(`"target" is longer than ${MAX_TARGET_LENGTH} characters`)

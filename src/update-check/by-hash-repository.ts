@@ -21,18 +21,22 @@ export interface HashVersionRecord {
 
 /**
  * For each archive (by content) whose SHA-1 is in `sha1s` or SHA-256 in
- * `sha256s` (lower case), the first published version of a public pack
- * (not hidden, owner not disabled) that has it, yanked ones included (they
- * still name what is installed): one query, one row per content however
- * many versions share it.
+ * `sha256s` (lower case), the first published version that has it in the
+ * pack that claims those bytes (archive_claims: the pack that first
+ * published them), yanked ones included (they still name what is installed),
+ * when that pack is public (not hidden, owner not disabled). A copy of the
+ * bytes in any other pack is never the answer: when the claiming pack is
+ * gone or hidden the archive is not found. One query, one row per content.
  */
 export async function findVersionsByHash(db: Db, sha1s: readonly string[], sha256s: readonly string[]): Promise<HashVersionRecord[]> {
   if (sha1s.length === 0 && sha256s.length === 0) return []
   const ranked = db
     .selectFrom('files')
     .innerJoin('versions', 'versions.file_id', 'files.id')
+    .innerJoin('archive_claims', (join) => join
+      .onRef('archive_claims.sha256', '=', 'files.sha256')
+      .onRef('archive_claims.pack_row_id', '=', 'versions.pack_id'))
     .innerJoin('packs', 'packs.id', 'versions.pack_id')
-    .innerJoin('users', 'users.id', 'packs.owner_id')
     .select([
       'packs.namespace', 'packs.pack_id', 'versions.id as version_id', 'versions.name', 'versions.created_at', 'versions.yanked_at',
       'versions.pack_format', 'versions.file_id', 'files.size', 'files.sha256', 'files.sha1', 'files.filename',
@@ -45,7 +49,7 @@ export async function findVersionsByHash(db: Db, sha1s: readonly string[], sha25
       return eb.or(matches)
     })
     .where('packs.hidden_at', 'is', null)
-    .where('users.disabled_at', 'is', null)
+    .where('packs.owner_disabled', '=', 0)
   const rows = await db.selectFrom(ranked.as('ranked')).selectAll().where('rank', '=', 1).execute()
   return rows.map((row) => ({
     namespace: row.namespace,

@@ -1,5 +1,6 @@
 // Test files made in code: tiny but real PNG, JPEG, GIF, WebP, MP4, WebM and
 // ZIP bytes (hand-built hostile ones too), and multipart bodies to carry them.
+import { randomUUID } from 'node:crypto'
 import { crc32, deflateRawSync, deflateSync } from 'node:zlib'
 import yazl from 'yazl'
 
@@ -73,10 +74,15 @@ export async function zip(entries: Record<string, string | Buffer>): Promise<Buf
   return Buffer.concat(chunks)
 }
 
-/** A data pack archive whose pack.mcmeta declares `packFormat`. */
+/**
+ * A data pack archive whose pack.mcmeta declares `packFormat`. Each call makes
+ * different bytes (a build id inside), as two real packs' archives are: an
+ * archive's bytes belong to the first pack that publishes them, so two users
+ * publishing "the same" fixture would be refused.
+ */
 export function datapack(packFormat: number | null = 48, extra: Record<string, string> = {}): Promise<Buffer> {
   const meta: Record<string, string> = packFormat === null ? {} : { 'pack.mcmeta': JSON.stringify({ pack: { pack_format: packFormat, description: 'test pack' } }) }
-  return zip({ ...meta, 'data/test/function/hello.mcfunction': 'say hello', ...extra })
+  return zip({ ...meta, 'data/test/function/hello.mcfunction': 'say hello', 'data/test/build.txt': randomUUID(), ...extra })
 }
 
 /** One local entry of a hand-built ZIP (rawZip). */

@@ -197,7 +197,7 @@ describe('the audit page', () => {
     assert.match(String(anonymous.headers.location), /^\/login\/\?next=/)
 
     for (const [query, detail] of [
-      ['?page=0', /whole number/], ['?target_type=team', /pack, version, user or site/], ['?action=nope', /no action &quot;nope&quot;/],
+      ['?page=0', /whole number/], ['?target_type=team', /pack, version, user, site or archive/], ['?action=nope', /no action &quot;nope&quot;/],
       ['?page=1&page=2', /only once/], [`?target=${'x'.repeat(301)}`, /longer than 300/],
     ] as const) {
       const res = await view(query, root.headers)

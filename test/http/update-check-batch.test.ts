@@ -225,9 +225,9 @@ describe('by hash', () => {
     expectError(await byHash('0'.repeat(100_000)), 404)
   })
 
-  test('the same archive in two packs names the one published first', async () => {
+  test('the same archive in two of one owner\'s packs names the one published first', async () => {
     const copy = archives.get('bob/caves@1.0')!
-    await publishPack(site, alice, { title: 'Caves Copy', version_name: '1.0' }, { archive: copy })
+    await publishPack(site, bob, { title: 'Caves Again', version_name: '1.0' }, { archive: copy })
     const body = (await byHash(sha1(copy))).json() as { namespace: string; pack_id: string }
     assert.deepEqual([body.namespace, body.pack_id], ['bob', 'caves'])
   })
