@@ -14,8 +14,20 @@ export interface ClaimRecord {
   pack: { namespace: string; packId: string; listed: boolean } | null
 }
 
-export async function fileSha256(db: Db, fileId: string): Promise<string | undefined> {
-  return (await db.selectFrom('files').select('sha256').where('id', '=', fileId).executeTakeFirst())?.sha256
+export async function fileHashes(db: Db, fileId: string): Promise<{ sha256: string; sha1: string | null } | undefined> {
+  return db.selectFrom('files').select(['sha256', 'sha1']).where('id', '=', fileId).executeTakeFirst()
+}
+
+/** Whether a published version's archive has this SHA-1 but other bytes (another SHA-256): a SHA-1 collision. */
+export async function sha1CollisionExists(db: Db, sha1: string, sha256: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('files')
+    .innerJoin('versions', 'versions.file_id', 'files.id')
+    .select('files.id')
+    .where('files.sha1', '=', sha1)
+    .where('files.sha256', '<>', sha256)
+    .executeTakeFirst()
+  return row !== undefined
 }
 
 /** Claims the archive for the pack if nobody has; true when this call made the claim. */

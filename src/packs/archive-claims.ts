@@ -23,7 +23,7 @@ import { findUserRowByUsername } from '../accounts/users-repository.js'
 import { archiveTarget, CLI_ACTOR, recordAudit, type Actor } from '../audit/service.js'
 import { findPackRowId } from './repository.js'
 import {
-  fileSha256, findClaim, hasPermit, insertClaimIfNew, insertMissingClaims, insertPermit, releaseUnusedClaims, setClaim, takeReleasedClaim, type ClaimRecord,
+  fileHashes, findClaim, hasPermit, insertClaimIfNew, insertMissingClaims, insertPermit, releaseUnusedClaims, setClaim, sha1CollisionExists, takeReleasedClaim, type ClaimRecord,
 } from './archive-claims-repository.js'
 
 export type { ClaimRecord }
@@ -41,8 +41,15 @@ export function claimHeldUntil(now: number): string {
  * the version: the claim and the version commit together or not at all.
  */
 export async function claimArchive(db: Db, input: { fileId: string; packRowId: string; ownerId: string; now: number }): Promise<void> {
-  const sha256 = await fileSha256(db, input.fileId)
-  if (sha256 === undefined) throw new NotFound('the version\'s archive is gone')
+  const hashes = await fileHashes(db, input.fileId)
+  if (hashes === undefined) throw new NotFound('the version\'s archive is gone')
+  const { sha256, sha1 } = hashes
+  // Updaters (Modrinth's clients first) look archives up by SHA-1 too, and SHA-1 collisions can be made: two
+  // archives with one SHA-1 would make that lookup name either pack, so the second one is refused.
+  if (sha1 !== null && (await sha1CollisionExists(db, sha1, sha256))) {
+    throw new Conflict(`this archive's SHA-1 (${sha1}) is the same as that of another published archive with different bytes `
+      + '(a SHA-1 collision); it is refused so that a lookup by SHA-1 names one archive only')
+  }
   const claim = { sha256, packRowId: input.packRowId, ownerId: input.ownerId, now: nowIso(input.now) }
   if (await insertClaimIfNew(db, claim)) return
   if (await takeReleasedClaim(db, claim)) return

@@ -30,9 +30,11 @@ async function lookUp(deps: UpdateCheckDeps, hashes: readonly string[], origin: 
   const records = await findVersionsByHash(deps.db, [...sha1s], [...sha256s])
   const bySha256 = new Map<string, HashVersionRecord>()
   const bySha1 = new Map<string, HashVersionRecord>()
-  for (const record of records) {
+  // Oldest first, and the first one kept: should two archives ever share a SHA-1 (a collision; new ones are
+  // refused at publish), a lookup by SHA-1 keeps naming the one published first.
+  for (const record of [...records].sort((a, b) => a.createdAt.localeCompare(b.createdAt))) {
     bySha256.set(record.sha256, record)
-    if (record.sha1 !== null) bySha1.set(record.sha1, record)
+    if (record.sha1 !== null && !bySha1.has(record.sha1)) bySha1.set(record.sha1, record)
   }
   const answers = await answersFor(deps, records.map((r) => packKey(r.namespace, r.packId)), origin, urls, game)
   const out = new Map<string, string | null>()

@@ -193,6 +193,18 @@ describe('an archive belongs to the pack that first published it', () => {
     assert.match(nobody.stderr, /no user "nobody"/)
   })
 
+  test('an archive whose SHA-1 collides with another published archive\'s is refused, so a SHA-1 lookup names one archive', async () => {
+    const first = await datapack(48)
+    const second = await datapack(48)
+    await publishPack(site, alice, { title: 'Collided', version_name: '1.0' }, { archive: first })
+    // A chosen-prefix SHA-1 collision, as made with SHAttered's technique: two archives, one SHA-1. Made here by giving
+    // the stored row of the first the second's SHA-1, which is all the site can see of such a pair.
+    await site.app.db.updateTable('files').set({ sha1: sha1(second) }).where('sha256', '=', sha256(first)).execute()
+    expectError(await tryPublish(mallory, 'Collider', second), 409, /SHA-1 .* same as that of another published archive/)
+    const found = (await hashBatch([sha1(second)])).json() as { hashes: Record<string, { pack_id: string } | null> }
+    assert.equal(found.hashes[sha1(second)]?.pack_id, 'collided')
+  })
+
   test('two owners publishing the same new bytes at once: exactly one wins, the other hears 409', async () => {
     const archive = await datapack(48)
     const [a, b] = await Promise.all([tryPublish(alice, 'Race A', archive), tryPublish(bob, 'Race B', archive)])
