@@ -49,7 +49,9 @@ export async function findPasswordHash(db: Db, userId: string): Promise<string |
  * and the same index serves SQLite and PostgreSQL.
  */
 export async function searchUsernames(db: Db, prefix: string, limit: number): Promise<string[]> {
-  let query = db.selectFrom('users').select('username').orderBy('username_lower').limit(limit)
+  // A disabled account is never suggested: its profile is gone (404) and its packs hidden, so naming it would
+  // only reveal that it exists.
+  let query = db.selectFrom('users').select('username').where('disabled_at', 'is', null).orderBy('username_lower').limit(limit)
   if (prefix !== '') {
     const lower = prefix.toLowerCase()
     query = query.where('username_lower', '>=', lower).where('username_lower', '<', prefixUpperBound(lower))

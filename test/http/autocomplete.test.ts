@@ -178,3 +178,47 @@ describe('GET /api/users/autocomplete/', () => {
     assert.deepEqual(res.json(), [{ username: 'alice' }, { username: 'Alicia' }])
   })
 })
+
+describe('user autocomplete and disabled accounts', () => {
+  let site: TestSite
+  let root: { headers: Record<string, string> }
+
+  async function users(q?: string, headers: Record<string, string> = site.gate): Promise<string[]> {
+    const url = q === undefined ? '/api/users/autocomplete/' : `/api/users/autocomplete/?q=${encodeURIComponent(q)}`
+    const res = await site.app.inject({ method: 'GET', url, headers })
+    assert.equal(res.statusCode, 200, res.body)
+    return (res.json() as { username: string }[]).map((u) => u.username)
+  }
+
+  async function moderate(action: 'disable' | 'enable', username: string): Promise<void> {
+    const res = await site.app.inject({ method: 'POST', url: `/api/users/${username}/${action}/`, headers: root.headers, payload: {} })
+    assert.equal(res.statusCode, 200, res.body)
+  }
+
+  before(async () => {
+    site = await makeSite()
+    root = await site.user('root', { staff: true })
+    for (const name of ['dana', 'Dave', 'david']) await site.user(name)
+    // More disabled accounts than one answer holds, all before the enabled ones in name order: the limit counts
+    // only the accounts that are listed.
+    for (let i = 0; i < 25; i++) await site.user(`d${String(i).padStart(2, '0')}`)
+  })
+  after(async () => site.close())
+
+  test('a disabled account is never suggested, to anyone; enabled again, it is', async () => {
+    assert.deepEqual(await users('dav'), ['Dave', 'david'])
+    await moderate('disable', 'Dave')
+    assert.deepEqual(await users('dav'), ['david'])
+    assert.deepEqual(await users('dave'), [])
+    assert.deepEqual(await users('dav', root.headers), ['david'], 'not to staff either')
+    assert.ok(!(await users()).includes('Dave'), 'nor without q')
+    await moderate('enable', 'dave')
+    assert.deepEqual(await users('dav'), ['Dave', 'david'])
+  })
+
+  test('at most 20 suggestions, counted among the accounts listed', async () => {
+    for (let i = 0; i < 25; i++) await moderate('disable', `d${String(i).padStart(2, '0')}`)
+    assert.deepEqual(await users('d'), ['dana', 'Dave', 'david'])
+    assert.ok((await users()).every((name) => !/^d\d\d$/.test(name)))
+  })
+})
