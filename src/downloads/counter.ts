@@ -1,11 +1,17 @@
-// Download counting (issue 10, item 7) without a database write per download.
-// A download is remembered in memory as (UTC day, version, hashed client
-// address); every few seconds, and when the app closes, the remembered ones
+// Download counting without a database write per download.
+// A download is remembered in memory as (UTC day, version, hashed client);
+// every few seconds, and when the app closes, the remembered ones
 // are written in batches. The database decides what is new: download_seen's
 // primary key holds one row per (day, version, client), so a launcher that
 // fetches the same archive on every start counts once a day, also across
 // instances, workers and restarts. Only rows that were new add to the
 // version's and the pack's counters, in the same transaction as the marks.
+//
+// The client is the one the failure limit counts (clientKey,
+// src/accounts/addresses.ts): an IPv4 address however it is spelt (a
+// dual-stack socket reports 192.0.2.1 as ::ffff:192.0.2.1), and an IPv6
+// client by its /64, since a host picks new addresses in its /64 at will and
+// could otherwise count one download as many.
 //
 // Memory is bounded: at most `maxPending` distinct downloads wait here, plus
 // one batch being written. When the set fills up it is handed to a write at
@@ -13,6 +19,7 @@
 // counted (and the number left out is logged), rather than letting a flood of
 // distinct addresses grow the set without end.
 import type { Db } from '../db/index.js'
+import { clientKey } from '../accounts/addresses.js'
 import { hmacHex } from '../accounts/secrets.js'
 import { addPackDownloads, addVersionDownloads, insertSeen, type SeenRow } from './repository.js'
 
@@ -81,11 +88,12 @@ export class DownloadCounter {
    * Remembers that `clientAddress` fetched the version's archive now. Cheap and
    * synchronous (a hash and a map entry): nothing waits for the database.
    */
-  record(version: DownloadedVersion, clientAddress: string): void {
+  record(version: DownloadedVersion, clientAddress: string | undefined): void {
     if (this.closed) return
     const day = utcDay(this.options.clock())
     // 128 bits of the HMAC: no raw address is stored, and without the secret the hashes cannot be reversed.
-    const client = hmacHex(this.options.secret, `download|${clientAddress}`).slice(0, 32)
+    // An IPv4 client's key is its address as before, so the marks written before this rule still match.
+    const client = hmacHex(this.options.secret, `download|${clientKey(clientAddress)}`).slice(0, 32)
     const key = `${day}|${version.versionId}|${client}`
     if (this.pending.has(key)) return
     if (this.pending.size >= this.maxPending) {

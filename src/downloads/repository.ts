@@ -1,4 +1,4 @@
-// The SQL of download counting (issue 10, item 7): the once-a-day marks in
+// The SQL of download counting: the once-a-day marks in
 // download_seen, and the counters on versions and packs they feed.
 import { sql } from 'kysely'
 import type { Db } from '../db/index.js'
