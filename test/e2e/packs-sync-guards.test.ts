@@ -172,7 +172,7 @@ describe('packs-sync against a site that does not play fair', { timeout: 120_000
     }
   })
 
-  test('an answer without end is cut off as it arrives: a 700 MiB body costs a few MiB, and a declared one nothing', async () => {
+  test('an answer without end is cut off as it arrives: a 700 MiB body costs a few MiB, and a declared one nothing', async (t) => {
     const { site, url, folder } = await setUp()
     // What the client costs without reading anything large: the site refuses at once.
     site.override = (_req, res) => {
@@ -203,6 +203,7 @@ describe('packs-sync against a site that does not play fair', { timeout: 120_000
     const huge = await runSync(folder, ['--site', url, '--pack-format', '57'], { measure: true })
     failed(huge, /is larger than packs-sync accepts \(more than \d+ bytes\): stopped reading/)
     const grewMiB = (huge.maxRssKiB! - baseline.maxRssKiB!) / 1024
+    t.diagnostic(`peak RSS ${huge.maxRssKiB} KiB, ${grewMiB.toFixed(1)} MiB over a refused run's`)
     assert.ok(grewMiB < 48, `peak memory grew by ${grewMiB.toFixed(1)} MiB over a refused run (${baseline.maxRssKiB} KiB)`)
 
     site.override = (_req, res) => {

@@ -1,10 +1,12 @@
-// packs-sync, the reference update client (issue 11, item 6), end to end: the
-// real server started as `npm start` does, seeded with packs of several
-// versions, and the client run as a process (`node packages/packs-sync/bin/
-// packs-sync.js`, what `npx packs-sync` runs) on a folder holding an old
-// archive. Between them, a small proxy in this process can change the signed
-// answer, change the download, or hang up halfway through it. Runs on both
-// combinations: the client is the same, the server it talks to is not.
+// packs-sync, the reference update client, end to end: the real server
+// started as `npm start` does, seeded with packs of several versions, and the
+// client run as a process (`node packages/packs-sync/bin/packs-sync.js`, the
+// bundle a site serves at /packs-sync/packs-sync.mjs) on a folder holding an
+// old archive. Between them, a small proxy in this process can change the
+// signed answer, change the download, hang up halfway through it, or record
+// a signed answer and replay it later. Runs on both combinations: the client
+// is the same, the server it talks to is not. (The client against a site that
+// bends the protocol in every other way: packs-sync-guards.test.ts.)
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
@@ -19,7 +21,7 @@ import { tempDir } from '../helpers/temp.js'
 const PASSWORD = 'sync-site-password'
 const BIN = path.join(ROOT, 'packages', 'packs-sync', 'bin', 'packs-sync.js')
 
-type Mode = 'pass' | 'tamper-answer' | 'tamper-download' | 'hang-up'
+type Mode = 'pass' | 'tamper-answer' | 'tamper-download' | 'hang-up' | 'record' | 'replay'
 let mode: Mode = 'pass'
 let backends: SuiteBackends
 let server: RunningServer
@@ -27,16 +29,25 @@ let proxy: http.Server
 let proxyUrl: string
 let oldArchive: Buffer
 let newArchive: Buffer
+/** The last batch answer seen in 'record' mode, served instead of the site's in 'replay' mode. */
+let recorded: { status: number; headers: http.IncomingHttpHeaders; body: Buffer } | undefined
 
 /** Forwards to the server as is (the Host too, so download URLs point back here), or spoils what `mode` says. */
 function startProxy(target: URL): Promise<http.Server> {
   const proxy = http.createServer((req, res) => {
+    const isAnswer = req.url?.startsWith('/api/update-check/by-hash/') === true
+    if (mode === 'replay' && isAnswer && recorded) {
+      const { status, headers, body } = recorded
+      req.resume()
+      req.on('end', () => res.writeHead(status, headers).end(body))
+      return
+    }
     const upstream = http.request({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers }, (answer) => {
       const chunks: Buffer[] = []
       answer.on('data', (chunk: Buffer) => chunks.push(chunk))
       answer.on('end', () => {
         let body = Buffer.concat(chunks)
-        const isAnswer = req.url?.startsWith('/api/update-check/by-hash/') === true
+        if (mode === 'record' && isAnswer) recorded = { status: answer.statusCode!, headers: answer.headers, body }
         const isDownload = req.url?.startsWith('/api/files/') === true
         if (mode === 'tamper-answer' && isAnswer) body = Buffer.from(body.toString('utf8').replace('"1.1.0"', '"1.1.1"'))
         if (mode === 'tamper-download' && isDownload) {
@@ -87,6 +98,9 @@ function folderWithOldArchive(): string {
   return folder
 }
 
+const readLock = (folder: string) => JSON.parse(fs.readFileSync(path.join(folder, '.packs-sync.json'), 'utf8')) as { site: string; key: { id: string }; retired_keys?: Record<string, string>; packs: Record<string, { namespace: string; pack_id: string }> }
+/** What 'record' mode kept (a function, so the compiler does not take it for the undefined set before the run). */
+const recordedAnswer = () => recorded
 const leftovers = (folder: string) => fs.readdirSync(folder).filter((name) => name.endsWith('.tmp') || name === '.packs-sync.lock')
 const sha256 = (data: Buffer) => createHash('sha256').update(data).digest('hex')
 
@@ -141,7 +155,7 @@ describe('packs-sync against the real server', { timeout: 120_000 }, () => {
     const folder = folderWithOldArchive()
     mode = 'tamper-answer'
     try {
-      failed(await sync(folder, ['--pack-format', '57']), /does not match its signature/)
+      failed(await sync(folder, ['--pack-format', '57']), /does not match its Content-Digest/)
     } finally {
       mode = 'pass'
     }
@@ -208,19 +222,89 @@ describe('packs-sync against the real server', { timeout: 120_000 }, () => {
     wrong.stderr.on('data', (chunk: Buffer) => { stderr += chunk })
     const code = await new Promise((resolve) => wrong.on('close', resolve))
     assert.equal(code, 1)
-    assert.match(stderr, /^packs-sync: the site refused the check: 401 /)
+    assert.match(stderr, /^packs-sync: the site refused GET \/api\/update-check\/keys\/: 401 /)
     const usage = await sync(folder, [])
     assert.equal(usage.code, 2)
     assert.match(usage.stderr, /--game-version or --pack-format/)
     assert.deepEqual(fs.readFileSync(path.join(folder, 'mossy.zip')), oldArchive)
   })
 
-  test('npx runs it from the checkout', async () => {
-    const child = spawn('npx', ['--no-install', 'packs-sync', '--help'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
+  test('the bundle runs with Node alone, copied anywhere as one file (how a site serves it)', async () => {
+    const dir = tempDir('packs-sync-alone-')
+    const alone = path.join(dir, 'packs-sync.mjs')
+    fs.copyFileSync(path.join(ROOT, 'packages', 'packs-sync', 'dist', 'packs-sync.js'), alone)
+    const folder = folderWithOldArchive()
+    const child = spawn(process.execPath, [alone, folder, '--site', proxyUrl, '--pack-format', '57', '--dry-run'], { cwd: dir, env: { ...process.env, PACKS_MASTER_PASSWORD: PASSWORD } })
     let stdout = ''
+    let stderr = ''
     child.stdout.on('data', (chunk: Buffer) => { stdout += chunk })
+    child.stderr.on('data', (chunk: Buffer) => { stderr += chunk })
     const code = await new Promise((resolve) => child.on('close', resolve))
-    assert.equal(code, 0)
-    assert.match(stdout, /^usage: packs-sync <folder> --site <url>/)
+    assert.equal(code, 0, stderr)
+    assert.match(stdout, /mossy\.zip: steve:mossy-dungeons 1\.0\.0 -> 1\.1\.0 \(dry run: not downloaded\)/)
+  })
+
+  test('a folder follows its site: another URL is refused until --rebind, which keeps the pinned key', async () => {
+    const folder = folderWithOldArchive()
+    assert.equal((await sync(folder, ['--pack-format', '57', '--dry-run'])).code, 0)
+    const pinned = readLock(folder).key.id
+    failed(await sync(folder, ['--pack-format', '57'], server.url), /is kept in step with http:\/\/127\.0\.0\.1:\d+, not http:\/\/127\.0\.0\.1:\d+; if the site moved there, run again with --rebind/)
+    const moved = await sync(folder, ['--pack-format', '57', '--rebind', '--dry-run'], server.url)
+    assert.equal(moved.code, 0, moved.stderr)
+    assert.equal(readLock(folder).site, server.url)
+    assert.equal(readLock(folder).key.id, pinned)
+  })
+
+  test('a file the lock knows as one pack is never moved to another the site now names, unless --allow-pack-change', async () => {
+    const folder = folderWithOldArchive()
+    assert.equal((await sync(folder, ['--pack-format', '48'])).code, 0)
+    // As if the archive had been installed as another pack's (which the site now says it is not).
+    const lock = readLock(folder)
+    lock.packs['mossy.zip'] = { ...lock.packs['mossy.zip']!, namespace: 'alice', pack_id: 'glowing-ores' }
+    fs.writeFileSync(path.join(folder, '.packs-sync.json'), JSON.stringify(lock))
+    const refused = await sync(folder, ['--pack-format', '57'])
+    assert.equal(refused.code, 1, refused.stdout)
+    assert.match(refused.stderr, /^mossy\.zip: packs-sync knows it as alice:glowing-ores, but the site now names steve:mossy-dungeons; left alone \(--allow-pack-change accepts it\)\n$/)
+    assert.deepEqual(fs.readFileSync(path.join(folder, 'mossy.zip')), oldArchive)
+    const allowed = await sync(folder, ['--pack-format', '57', '--allow-pack-change'])
+    assert.equal(allowed.code, 0, allowed.stderr)
+    assert.deepEqual(fs.readFileSync(path.join(folder, 'mossy.zip')), newArchive)
+  })
+
+  // Last: it retires the site's key at once.
+  test('a recorded answer replayed: refused when it answers another question, and once its key is retired (npx packs signing-key rotate --grace-days 0)', async () => {
+    const folder = folderWithOldArchive()
+    recorded = undefined
+    mode = 'record'
+    let pinned: string
+    try {
+      const first = await sync(folder, ['--pack-format', '57', '--dry-run'])
+      assert.equal(first.code, 0, first.stderr)
+      pinned = readLock(folder).key.id
+    } finally {
+      mode = 'pass'
+    }
+    const answer = recordedAnswer()
+    assert.ok(answer, 'an answer was recorded')
+    assert.match(String(answer.headers['signature-input']), new RegExp(`^packs=\\(.*\\);created=\\d+;expires=\\d+;keyid="${pinned}";alg="ed25519";tag="packs-update"$`))
+
+    mode = 'replay'
+    try {
+      // The same archives asked about for another game: the answer for pack format 57 does not answer it.
+      failed(await sync(folderWithOldArchive(), ['--pack-format', '48']), /answer does not match its signature .*another question/)
+      // The very question it answers is accepted while its key is good.
+      const again = await sync(folder, ['--pack-format', '57', '--dry-run'])
+      assert.equal(again.code, 0, again.stderr)
+
+      await cliOk(['signing-key', 'rotate', '--grace-days', '0'], server.env)
+      const retired = new RegExp(`answer is signed by key ${pinned}, which was retired at `)
+      failed(await sync(folder, ['--pack-format', '57', '--dry-run']), retired)
+      assert.ok(readLock(folder).retired_keys?.[pinned], 'the lock remembers the retirement')
+      assert.notEqual(readLock(folder).key.id, pinned, 'the pin followed the endorsement to the new key')
+      // A client that never saw the old key is not fooled either.
+      failed(await sync(folderWithOldArchive(), ['--pack-format', '57', '--dry-run']), retired)
+    } finally {
+      mode = 'pass'
+    }
   })
 })
