@@ -12,7 +12,7 @@
 //   2  db/ (connection, migrations), storage/, shared-state/redis.ts (the connection)
 //   3  http/ (plumbing), web/ (rendering; web/client/ imports only itself and api/constants.ts)
 //   4  the resources: files, uploads, drafts, autocomplete, update-check, stats, packs, accounts,
-//      audit, downloads, profiles, signing, modrinth
+//      audit, downloads, profiles, signing, modrinth, sync-client
 //   5  shared-state/ (memory or Redis for what instances share), maintenance/, pages/
 //      (pages/ import no *repository* module, not even a type: they call services)
 //   6  app.ts, server.ts, cli.ts
@@ -23,7 +23,7 @@ import ts from 'typescript'
 const SRC = path.resolve('src')
 const RESOURCES = [
   'files', 'uploads', 'drafts', 'autocomplete', 'update-check', 'stats', 'packs', 'accounts', 'audit', 'downloads', 'profiles',
-  'signing', 'modrinth',
+  'signing', 'modrinth', 'sync-client',
 ]
 
 function layerOf(rel) {

@@ -29,6 +29,7 @@ import { PasswordHasher } from './accounts/passwords.js'
 import metrics from './stats/plugin.js'
 import downloads, { type DownloadsOptions } from './downloads/plugin.js'
 import signing from './signing/plugin.js'
+import syncClient from './sync-client/plugin.js'
 import { Assets } from './web/assets.js'
 import { answerFrameworkError, installErrorHandling } from './http/errors.js'
 import { installJsonBodyParser } from './http/json-body.js'
@@ -55,6 +56,7 @@ import updateCheckRoutes from './update-check/routes.js'
 import updateCheckBatchRoutes from './update-check/batch-routes.js'
 import byHashRoutes from './update-check/by-hash-routes.js'
 import signingRoutes from './signing/routes.js'
+import syncClientRoutes from './sync-client/routes.js'
 import modrinthRoutes from './modrinth/routes.js'
 import statsRoutes from './stats/routes.js'
 import tokenRoutes from './accounts/token-routes.js'
@@ -78,6 +80,8 @@ export interface BuildOptions {
   updateCheckLimits?: Partial<UpdateCheckCacheLimits>
   /** The download counter's bound and write interval (src/downloads/): tests set the bound small and exceed it. */
   downloads?: DownloadsOptions
+  /** Where the packs-sync bundle players download is read from (src/sync-client/): tests point it at a file that is not there. */
+  syncClientBundle?: string
 }
 
 const API_VERSION = '1.0.0'
@@ -216,6 +220,8 @@ async function registerAll(app: App, config: Config, options: BuildOptions): Pro
   await app.register(downloads, options.downloads ?? {})
   // The Ed25519 key that signs update-check answers, made on the first start (src/signing/).
   await app.register(signing)
+  // The packs-sync bundle the site serves its players, read once (src/sync-client/); a site without it still starts.
+  await app.register(syncClient, { file: options.syncClientBundle })
 
   // Phase 3: routes, one file per resource.
   await app.register(healthRoutes)
@@ -231,6 +237,7 @@ async function registerAll(app: App, config: Config, options: BuildOptions): Pro
   await app.register(updateCheckBatchRoutes)
   await app.register(byHashRoutes)
   await app.register(signingRoutes)
+  await app.register(syncClientRoutes)
   await app.register(modrinthRoutes)
   await app.register(packVersionsRoutes)
   await app.register(statsRoutes)

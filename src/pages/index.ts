@@ -13,6 +13,7 @@ import editPages from './edit.js'
 import profilePages from './profile.js'
 import auditPages from './audit.js'
 import statsPages from './stats.js'
+import syncClientPages from './sync-client.js'
 import tokenPages from './tokens.js'
 
 export default async function pageRoutes(app: App): Promise<void> {
@@ -28,4 +29,5 @@ export default async function pageRoutes(app: App): Promise<void> {
   await app.register(tokenPages)
   await app.register(statsPages)
   await app.register(auditPages)
+  await app.register(syncClientPages)
 }

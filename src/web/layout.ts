@@ -43,7 +43,7 @@ ${scripts.map((name) => html`<script type="module" src="${ctx.assets.url(`${name
 <a class="skip-link" href="#main">Skip to content</a>
 ${header(ctx)}
 <main id="main" class="${options.narrow ? 'narrow' : 'wide'}" tabindex="-1">${options.body}</main>
-<footer class="site-footer"><p>Packs · <a href="/api/docs/">API</a></p></footer>
+<footer class="site-footer"><p>Packs · <a href="/packs-sync/">packs-sync</a> · <a href="/api/docs/">API</a></p></footer>
 </body></html>`.value
 }
 

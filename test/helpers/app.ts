@@ -51,6 +51,8 @@ export interface SiteOptions {
   updateCheckLimits?: BuildOptions['updateCheckLimits']
   /** The download counter's bound and write interval (BuildOptions.downloads): a test sets the bound small and exceeds it. */
   downloads?: BuildOptions['downloads']
+  /** Where the packs-sync bundle is read from (BuildOptions.syncClientBundle): a test points it at a missing file. */
+  syncClientBundle?: string
 }
 
 export async function makeSite(env: Record<string, string> = {}, siteOptions: SiteOptions = {}): Promise<TestSite> {
@@ -76,7 +78,7 @@ export async function makeSite(env: Record<string, string> = {}, siteOptions: Si
   })
   let app: App
   try {
-    app = await buildApp(config, { logger: siteOptions.logger ?? false, sweep: false, clock: siteOptions.clock, updateCheckLimits: siteOptions.updateCheckLimits, downloads: siteOptions.downloads })
+    app = await buildApp(config, { logger: siteOptions.logger ?? false, sweep: false, clock: siteOptions.clock, updateCheckLimits: siteOptions.updateCheckLimits, downloads: siteOptions.downloads, syncClientBundle: siteOptions.syncClientBundle })
     await app.ready()
   } catch (error) {
     await release()
