@@ -232,7 +232,7 @@ describe('packs-sync against the real server', { timeout: 120_000 }, () => {
   test('the bundle runs with Node alone, copied anywhere as one file (how a site serves it)', async () => {
     const dir = tempDir('packs-sync-alone-')
     const alone = path.join(dir, 'packs-sync.mjs')
-    fs.copyFileSync(path.join(ROOT, 'packages', 'packs-sync', 'dist', 'packs-sync.js'), alone)
+    fs.copyFileSync(path.join(ROOT, 'packages', 'packs-sync', 'dist', 'packs-sync.mjs'), alone)
     const folder = folderWithOldArchive()
     const child = spawn(process.execPath, [alone, folder, '--site', proxyUrl, '--pack-format', '57', '--dry-run'], { cwd: dir, env: { ...process.env, PACKS_MASTER_PASSWORD: PASSWORD } })
     let stdout = ''
