@@ -33,7 +33,7 @@ function syncClientBody(bundle: SyncClientBundle | null, origin: string, release
 <p class="lead">packs-sync keeps a folder of packs (your game's <code>resourcepacks</code> folder, or a world's <code>datapacks</code>) up to date
 from this site: it recognises each archive by its SHA-256 and replaces it with the newest version that runs on your Minecraft release, under the same file name.
 It trusts only answers signed with this site's key and downloads whose size and SHA-256 match them, and it leaves archives this site does not know alone.</p>`
-  if (!bundle) return html`${intro}${alertLine(`${NOT_BUILT_DETAIL.charAt(0).toUpperCase()}${NOT_BUILT_DETAIL.slice(1)}.`)}`
+  if (!bundle) return html`${intro}${alertLine(`Not available here: ${NOT_BUILT_DETAIL}.`)}`
 
   const site = shellWord(origin)
   // Joined by && so that, pasted as one block, nothing runs after a step that failed: above all, not a file whose hash did not match.
