@@ -15,9 +15,11 @@ import type { App } from '../http/types.js'
 import { publicOrigin } from '../http/urls.js'
 import type { FileUrls } from '../packs/mapper.js'
 import { fileResponses } from '../api/files.js'
-import { Forbidden } from '../errors.js'
+import { isUuid } from '../api/constants.js'
+import { Forbidden, NotFound } from '../errors.js'
 import { serveFile } from '../files/routes.js'
-import { FILE_LINK_PATH, fileLinkHolds, signedFileUrls } from './file-links.js'
+import { FILE_LINK_PATH, fileLinkHolds, fileLinkKey, signedFileUrls } from './file-links.js'
+import { fileOfListedPack } from './file-links-repository.js'
 import { toModrinthProject, toModrinthVersion } from './mapper.js'
 import {
   getProject, getProjects, getProjectVersions, getVersion, getVersions, parseJsonList, updateByHash, updatesByHash, versionByHash,
@@ -31,18 +33,24 @@ const lookup = { ...read, query: true } as const
 
 export default async function modrinthRoutes(app: App): Promise<void> {
   /** The answer's URLs: signed links (./file-links.ts), which a launcher's downloader can open without the gate. */
-  const fileUrls = (_config: unknown, request: FastifyRequest): FileUrls => signedFileUrls(app.gate.siteSecret, publicOrigin(app.config, request), app.clock())
+  const fileUrls = async (_config: unknown, request: FastifyRequest): Promise<FileUrls> =>
+    signedFileUrls(await fileLinkKey(app.gate), publicOrigin(app.config, request), app.clock())
 
   const linkSchema = {
     summary: 'A file by signed link',
-    description: 'The file links in this API\'s answers. They need no gate: the signature (over the file id and the expiry, with the '
-      + 'site secret) is the proof that a caller past the gate was given the link. Otherwise as GET /api/files/{file_id}/.',
+    description: 'The file links in this API\'s answers. They need no gate: the signature (over the file id and the expiry, with a key '
+      + 'derived from the site secret and the gate password) is the proof that a caller past the gate was given the link. A link '
+      + 'stops working when it expires or the gate password changes (403), and while the file\'s pack is hidden or its owner '
+      + 'disabled (404). Otherwise as GET /api/files/{file_id}/.',
     tags, params: FileLinkParams, querystring: FileLinkQuery, response: fileResponses,
   }
-  const serveLink = (request: FastifyRequest, reply: FastifyReply, fileId: string, query: Static<typeof FileLinkQuery>, withBody: boolean) => {
-    if (!fileLinkHolds(app.gate.siteSecret, fileId, query.expires, query.signature, app.clock())) {
-      throw new Forbidden('this file link is expired or not one this site made: ask the API again for a fresh one')
+  const serveLink = async (request: FastifyRequest, reply: FastifyReply, fileId: string, query: Static<typeof FileLinkQuery>, withBody: boolean) => {
+    // A link made under an earlier gate password is refused like an expired one: the caller asks the API again, past the gate.
+    if (!fileLinkHolds(await fileLinkKey(app.gate), fileId, query.expires, query.signature, app.clock())) {
+      throw new Forbidden('this file link is expired or not one this site made (a link made before the site password changed is no longer one): ask the API again for a fresh one')
     }
+    // The link opens only what everyone past the gate may see: a hidden pack's files, or a disabled owner's, are not found.
+    if (!isUuid(fileId) || !(await fileOfListedPack(app.db, fileId.toLowerCase()))) throw new NotFound('file not found')
     return serveFile(app, request, reply, { fileId, download: query.download === '1', withBody })
   }
   app.get(FILE_LINK_PATH, { config: { access: 'public' }, exposeHeadRoute: false, schema: linkSchema }, (request, reply) =>
@@ -53,13 +61,13 @@ export default async function modrinthRoutes(app: App): Promise<void> {
   app.get(`${V2}/project/:id`, {
     config: read,
     schema: { summary: 'A project (Modrinth v2)', description: 'A pack by its 8-character id or "namespace:pack_id".', tags, params: ProjectRef, response: { 200: ModrinthProject, ...errorResponses(400, 401, 404) } },
-  }, async (request) => toModrinthProject(await getProject(app.db, request.params.id, request.user), fileUrls(app.config, request), publicOrigin(app.config, request)))
+  }, async (request) => toModrinthProject(await getProject(app.db, request.params.id, request.user), await fileUrls(app.config, request), publicOrigin(app.config, request)))
 
   app.get(`${V2}/projects`, {
     config: read,
     schema: { summary: 'Several projects (Modrinth v2)', description: 'The packs of a JSON list of ids or "namespace:pack_id"; unknown ones are left out.', tags, querystring: IdsQuery, response: { 200: Type.Array(ModrinthProject), ...errorResponses(400, 401) } },
   }, async (request) => {
-    const urls = fileUrls(app.config, request)
+    const urls = await fileUrls(app.config, request)
     const origin = publicOrigin(app.config, request)
     return (await getProjects(app.db, parseJsonList(request.query.ids, 'ids'), request.user)).map((pack) => toModrinthProject(pack, urls, origin))
   })
@@ -129,15 +137,15 @@ export default async function modrinthRoutes(app: App): Promise<void> {
     return byHashOut(request, await updatesByHash(app.db, hashes, algorithm, { loaders, gameVersions }, request.user))
   })
 
-  function versionOut(request: FastifyRequest, found: PackVersion) {
-    return toModrinthVersion(found.pack, found.version, fileUrls(app.config, request))
+  async function versionOut(request: FastifyRequest, found: PackVersion) {
+    return toModrinthVersion(found.pack, found.version, await fileUrls(app.config, request))
   }
-  function versionsOut(request: FastifyRequest, found: readonly PackVersion[]) {
-    const urls = fileUrls(app.config, request)
+  async function versionsOut(request: FastifyRequest, found: readonly PackVersion[]) {
+    const urls = await fileUrls(app.config, request)
     return found.map(({ pack, version }) => toModrinthVersion(pack, version, urls))
   }
-  function byHashOut(request: FastifyRequest, found: Map<string, PackVersion>) {
-    const urls = fileUrls(app.config, request)
+  async function byHashOut(request: FastifyRequest, found: Map<string, PackVersion>) {
+    const urls = await fileUrls(app.config, request)
     return Object.fromEntries([...found].map(([hash, { pack, version }]) => [hash, toModrinthVersion(pack, version, urls)]))
   }
 }
