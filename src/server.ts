@@ -8,6 +8,7 @@ import cluster, { type Worker } from 'node:cluster'
 import { ConfigError, loadConfig, type Config } from './config/index.js'
 import { buildApp, prepareSite } from './app.js'
 import { describeRuntime } from './config/describe.js'
+import { describeSiteFilesTightened, makeSiteFilesPrivate } from './maintenance/private-files.js'
 import { pino } from 'pino'
 import fs from 'node:fs'
 import path from 'node:path'
@@ -19,6 +20,8 @@ const RESTART_DELAY_MS = 1000
 
 async function main(): Promise<void> {
   const config = loadConfig()
+  // Once per start, before the database and the store are opened; a primary does it for its workers.
+  if (cluster.isPrimary) makeSiteFilesPrivateAtStart(config)
   if (config.webConcurrency > 1 && cluster.isPrimary) return runPrimary(config)
   await runServer(config)
 }
@@ -47,6 +50,19 @@ function announce(log: { info(fields: object, message: string): void; warn(messa
   const runtime = describeRuntime(config)
   log.info(runtime.fields, runtime.message)
   for (const warning of [...runtime.warnings, staleBuildWarning()]) if (warning) log.warn(warning)
+}
+
+/**
+ * A site's files made before they were private (0755/0644 under the usual umask) lose the group's and
+ * others' permissions, with one line saying how many did; no line when none needed it.
+ */
+function makeSiteFilesPrivateAtStart(config: Config): void {
+  const { info, warning } = describeSiteFilesTightened(makeSiteFilesPrivate(config), config)
+  if (!info && !warning) return
+  // The app's logger does not exist yet; this one writes the same JSON lines to stdout.
+  const log = pino({ level: config.logLevel })
+  if (info) log.info(info.fields, info.message)
+  if (warning) log.warn(warning)
 }
 
 function printGeneratedPassword(password: string): void {

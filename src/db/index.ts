@@ -7,6 +7,7 @@ import type SQLite from 'better-sqlite3'
 // themselves (pg, better-sqlite3) are imported only for the URL that needs one.
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Driver, type Migration, type MigrationProvider } from 'kysely'
 import { ConfigError } from '../config/index.js'
+import { PRIVATE_DIR, PRIVATE_FILE, tightenMode } from '../config/file-modes.js'
 import type { Database } from './schema.js'
 import * as initial from './migrations/2026_11_22_0001_initial.js'
 import * as lifecycle from './migrations/2026_11_23_0002_lifecycle.js'
@@ -19,7 +20,7 @@ import * as archiveClaims from './migrations/2026_11_28_0008_archive_claims.js'
 
 export type Db = Kysely<Database>
 
-type Engine = 'sqlite' | 'postgres'
+export type Engine = 'sqlite' | 'postgres'
 
 // Listed by hand rather than read from the folder so the set is fixed at build
 // time and ordered by name; add new migrations here. Each is told the engine,
@@ -35,6 +36,27 @@ function migrationsFor(engine: Engine): Record<string, Migration> {
     '2026_11_26_0007_pack_listing': { up: (db) => packListing.up(db, engine), down: (db) => packListing.down(db, engine) },
     '2026_11_28_0008_archive_claims': { up: archiveClaims.up, down: archiveClaims.down },
   }
+}
+
+/** The name of every migration this release has, in order. */
+export const MIGRATION_NAMES: readonly string[] = Object.keys(migrationsFor('sqlite'))
+
+/**
+ * Every table (and view) this release's migrations create, with Kysely's own
+ * two, on each engine: what `packs restore` accepts in a target database, where
+ * anything else is another application's. SQLite also has the title search's
+ * FTS5 table and the shadow tables SQLite keeps for it. Add a new migration's
+ * tables here: test/backends/packs-tables.test.ts compares this with what the
+ * migrations really create, on both engines.
+ */
+export function packsTables(engine: Engine): ReadonlySet<string> {
+  const shared = [
+    'api_tokens', 'archive_claims', 'archive_permits', 'audit_log', 'categories', 'download_seen', 'drafts', 'files',
+    'kysely_migration', 'kysely_migration_lock', 'pack_counts', 'pack_id_holds', 'pack_media', 'pack_tags', 'packs',
+    'sessions', 'settings', 'tags', 'token_packs', 'uploads', 'users', 'versions',
+  ]
+  const sqliteOnly = ['', '_config', '_content', '_data', '_docsize', '_idx'].map((suffix) => `packs_title_search${suffix}`)
+  return new Set(engine === 'sqlite' ? [...shared, ...sqliteOnly] : shared)
 }
 
 // Which engine each opened database runs on, for migrateToLatest.
@@ -117,9 +139,15 @@ async function openSqlite(file: string): Promise<Db> {
   const BetterSqlite3 = await loadSqlite()
   if (file !== ':memory:') {
     try {
-      fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true })
+      // New directories (the data directory, by default) are 0700; an existing one is left as it is.
+      fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true, mode: PRIVATE_DIR })
     } catch (error) {
       throw new ConfigError(`DATABASE_URL: cannot create the directory for ${file}: ${(error as Error).message}`)
+    }
+    try {
+      makeDatabasePrivate(file)
+    } catch (error) {
+      throw new ConfigError(`DATABASE_URL: cannot make SQLite database ${file} private (0600): ${(error as Error).message}`)
     }
   }
   let sqlite: SQLite.Database
@@ -139,6 +167,32 @@ async function openSqlite(file: string): Promise<Db> {
     throw new ConfigError(`DATABASE_URL: cannot open SQLite database ${file}: ${(error as Error).message}`)
   }
   return new Kysely<Database>({ dialect: new TurnTakingSqliteDialect({ database: withStatementCache(sqlite) }) })
+}
+
+/**
+ * The database holds the site secret, the signing key and every password
+ * hash: 0600. SQLite gives the -wal, -shm and -journal files it creates the
+ * mode of the database file, so the file is created 0600 here, before SQLite
+ * opens it (an empty file is an empty database), and what already exists of
+ * them loses the group's and others' permissions (server start-up has said so
+ * already, src/maintenance/private-files.ts; the CLI does it quietly).
+ */
+function makeDatabasePrivate(file: string): void {
+  try {
+    fs.closeSync(fs.openSync(file, 'wx', PRIVATE_FILE))
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+  }
+  // SQLite follows a link to the database and keeps its journals beside the file it points at.
+  const real = fs.realpathSync(file)
+  for (const suffix of ['', '-wal', '-shm', '-journal']) {
+    try {
+      tightenMode(`${real}${suffix}`)
+    } catch (error) {
+      // Another user's file that we may write into: server start-up has warned that it stays as it is.
+      if ((error as NodeJS.ErrnoException).code !== 'EPERM') throw error
+    }
+  }
 }
 
 /** How long SQLite work may hold the event loop before the next query waits for a turn (see Turns). */

@@ -133,6 +133,21 @@ export async function snapshotPostgres<T>(db: Db, databaseUrl: string, destFd: n
 }
 
 /**
+ * Every table, view and foreign or materialized table in the database, in any
+ * schema but PostgreSQL's own: by name when it is in the schema Packs creates
+ * its tables in (the first of the search path), else as schema.name, so a
+ * table of the same name in another schema is never taken for Packs' own.
+ */
+export async function postgresTables(db: Db): Promise<string[]> {
+  const { rows } = await sql<{ name: string }>`
+    select case when n.nspname = current_schema() then c.relname else n.nspname || '.' || c.relname end as name
+    from pg_catalog.pg_class c join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+    where c.relkind in ('r', 'p', 'v', 'm', 'f') and n.nspname !~ '^pg_' and n.nspname <> 'information_schema'
+    order by 1`.execute(db)
+  return rows.map((row) => row.name)
+}
+
+/**
  * Refuses a target database that other sessions are connected to: a running
  * server would go on writing while pg_restore drops and recreates its tables.
  */

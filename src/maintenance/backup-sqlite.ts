@@ -5,7 +5,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { randomUUID } from 'node:crypto'
-import { Kysely, SqliteDialect } from 'kysely'
+import { Kysely, SqliteDialect, sql } from 'kysely'
 import { loadSqlite, type Db } from '../db/index.js'
 import type { Database } from '../db/schema.js'
 import { BadRequest, Conflict } from '../errors.js'
@@ -62,6 +62,13 @@ export async function withSqliteTarget<T>(target: string, use: (db: Db) => Promi
   } finally {
     await db.destroy()
   }
+}
+
+/** Every table and view in a SQLite database but SQLite's own (sqlite_*), by name. */
+export async function sqliteTables(db: Db): Promise<string[]> {
+  const { rows } = await sql<{ name: string }>`
+    select name from sqlite_master where type in ('table', 'view') and substr(name, 1, 7) <> 'sqlite_' order by name`.execute(db)
+  return rows.map((row) => row.name)
 }
 
 /** Refuses a target that some other process (a running server) still has open. */

@@ -12,19 +12,18 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import type { Readable } from 'node:stream'
-import { openDatabase, type Db } from '../db/index.js'
+import { MIGRATION_NAMES, openDatabase, packsTables, type Db, type Engine } from '../db/index.js'
 import { BadRequest, Conflict } from '../errors.js'
 import type { FileStore } from '../storage/index.js'
 import { countRows, filesNamed, hasPacksTables, migrationsRun, type Counts, type NamedFile } from './backup-repository.js'
-import { assertPostgresTargetIdle, restorePostgres, snapshotPostgres } from './backup-postgres.js'
-import { assertSqliteTargetClosed, restoreSqlite, snapshotSqlite, withSqliteTarget } from './backup-sqlite.js'
+import { assertPostgresTargetIdle, postgresTables, restorePostgres, snapshotPostgres } from './backup-postgres.js'
+import { assertSqliteTargetClosed, restoreSqlite, snapshotSqlite, sqliteTables, withSqliteTarget } from './backup-sqlite.js'
 import { firstTableWithRows } from './transfer-repository.js'
 import { copyToPrivateFile, hashFile, openPrivateFile, privateDir, readHashed, readManifestJson, writePrivateFile, type Digest } from './private-files.js'
 
 export const BACKUP_FORMAT = 'packs-site-backup'
 export const BACKUP_VERSION = 1
 
-type Engine = 'sqlite' | 'postgres'
 const DATABASE_FILE: Record<Engine, string> = { sqlite: 'packs.db', postgres: 'packs.dump' }
 const ENGINE_NAME: Record<Engine, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' }
 
@@ -245,14 +244,40 @@ export function readBackupManifest(dir: string): BackupManifest {
   return manifest
 }
 
-/** Refuses a target database that holds a site, or whose schema is newer than the backup's. */
-async function assertEmptyDatabase(db: Db, manifest: BackupManifest): Promise<void> {
-  if (!(await hasPacksTables(db))) return
-  const occupied = await firstTableWithRows(db, ['users', 'files', 'packs'])
-  if (occupied) throw new Conflict(`the target database is not empty (${occupied} has rows); restore into a new, empty database`)
-  // Tables of a newer release's migrations would be left beside the restored ones, which the next start would try to create again.
-  const newer = (await migrationsRun(db)).filter((name) => !manifest.migrations.includes(name))
-  if (newer.length > 0) throw new Conflict(`the target database was set up by a newer release than the backup (migration ${newer[0]}); restore into a new, empty database`)
+/** How many of another application's tables a refusal names (the rest are counted). */
+const NAMED_TABLES = 10
+
+/**
+ * Refuses a target database that holds a site, whose schema is newer than the
+ * backup's, or that holds any table that is not Packs'. A restore replaces
+ * Packs' tables (SQLite: the whole file; PostgreSQL: pg_restore --clean drops
+ * every table the dump has before it recreates it), so another application's
+ * tables of the same names (users, sessions) would be lost, and any other
+ * table would be left sharing a database with the site. Packs' tables exist
+ * only once its first migration ran: before that every table is another's,
+ * whatever its name.
+ */
+async function assertEmptyDatabase(db: Db, engine: Engine, manifest: BackupManifest): Promise<void> {
+  const tables = engine === 'sqlite' ? await sqliteTables(db) : await postgresTables(db)
+  if (tables.length === 0) return
+  const ran = tables.includes('kysely_migration') ? await migrationsRun(db) : []
+  const isSite = ran.includes(MIGRATION_NAMES[0]!)
+  if (isSite) {
+    const occupied = await firstTableWithRows(db, ['users', 'files', 'packs'])
+    if (occupied) throw new Conflict(`the target database is not empty (${occupied} has rows); restore into a new, empty database`)
+    // Tables of a newer release's migrations would be left beside the restored ones, which the next start would try to create again.
+    const newer = ran.filter((name) => !manifest.migrations.includes(name))
+    if (newer.length > 0) throw new Conflict(`the target database was set up by a newer release than the backup (migration ${newer[0]}); restore into a new, empty database`)
+  }
+  const ours = packsTables(engine)
+  // Kysely's two tables, still empty, are what a first start that failed in its first migration leaves.
+  const kyselyOnly = (name: string) => ran.length === 0 && (name === 'kysely_migration' || name === 'kysely_migration_lock')
+  const foreign = tables.filter((name) => (isSite ? !ours.has(name) : !kyselyOnly(name)))
+  if (foreign.length > 0) {
+    const named = foreign.slice(0, NAMED_TABLES).join(', ') + (foreign.length > NAMED_TABLES ? ` and ${foreign.length - NAMED_TABLES} more` : '')
+    throw new Conflict(`the target database holds ${foreign.length === 1 ? 'a table' : 'tables'} that ${foreign.length === 1 ? 'is' : 'are'} not Packs' (${named}), `
+      + 'which the restore would drop or leave beside the site; nothing was changed: restore into a new, empty database')
+  }
 }
 
 /**
@@ -294,11 +319,11 @@ export async function restoreSite(databaseUrl: string, store: FileStore, dir: st
 
   const target = engine === 'sqlite' ? sqlitePath(databaseUrl) : undefined
   if (target !== undefined) {
-    await withSqliteTarget(target, (db) => assertEmptyDatabase(db, manifest))
+    await withSqliteTarget(target, (db) => assertEmptyDatabase(db, 'sqlite', manifest))
     assertSqliteTargetClosed(target)
   } else {
     await withPostgres(databaseUrl, async (db) => {
-      await assertEmptyDatabase(db, manifest)
+      await assertEmptyDatabase(db, 'postgres', manifest)
       await assertPostgresTargetIdle(db)
     })
   }

@@ -6,6 +6,7 @@ import { once } from 'node:events'
 import type { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { ConfigError } from '../config/index.js'
+import { PRIVATE_DIR, PRIVATE_FILE } from '../config/file-modes.js'
 import { StorageUnavailable } from '../errors.js'
 import type { ByteRange, FileStore, StoredObject, UnfinishedWrite } from './types.js'
 
@@ -65,7 +66,11 @@ export class LocalFileStore implements FileStore {
   constructor(root: string) {
     this.root = path.resolve(root)
     try {
-      fs.mkdirSync(this.root, { recursive: true })
+      // Stored files are the site's, whatever the umask: the directory 0700 (missing parents too), each file
+      // and its temporary copy 0600 (src/config/file-modes.ts). A store made before is tightened by server
+      // start-up (src/maintenance/private-files.ts), which makes its directory private only once it has
+      // walked everything under it: that is not done here.
+      fs.mkdirSync(this.root, { recursive: true, mode: PRIVATE_DIR })
       fs.accessSync(this.root, fs.constants.W_OK)
     } catch (error) {
       throw new ConfigError(`STORAGE_URL: ${this.root} is not a writable directory (${(error as NodeJS.ErrnoException).code ?? 'error'})`)
@@ -91,8 +96,9 @@ export class LocalFileStore implements FileStore {
     body.once('close', onSourceClose)
     let sink: fs.WriteStream | undefined
     try {
-      await fsp.mkdir(path.dirname(target), { recursive: true })
-      sink = fs.createWriteStream(temporary, { flags: 'wx', highWaterMark: WRITE_BUFFER })
+      // The umask can only take bits away from these modes, never add any.
+      await fsp.mkdir(path.dirname(target), { recursive: true, mode: PRIVATE_DIR })
+      sink = fs.createWriteStream(temporary, { flags: 'wx', mode: PRIVATE_FILE, highWaterMark: WRITE_BUFFER })
       sink.once('error', () => { failedFirst ??= 'disk' })
       await pipeline(body, sink)
       await fsp.rename(temporary, target)

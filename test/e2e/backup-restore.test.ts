@@ -6,15 +6,17 @@
 // row of every table (the migrations' own and SQLite's search index
 // included), order aside, and the SHA-256 of every stored object must be the
 // same, and the restored site must serve the same bytes. A backup holds the
-// site secret: 0700 and 0600 even under umask 0. Damaged backups and
-// non-empty targets are refused in one line.
+// site secret: 0700 and 0600 even under umask 0. Damaged backups,
+// non-empty targets and databases holding another application's tables are
+// refused in one line.
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createHash, randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { Readable } from 'node:stream'
-import { openDatabase } from '../../src/db/index.js'
+import { sql } from 'kysely'
+import { migrateToLatest, openDatabase } from '../../src/db/index.js'
 import { backupSite, type BackupReport } from '../../src/maintenance/backup.js'
 import { openFileStore } from '../../src/storage/index.js'
 import { createTestDatabase, TEST_DATABASE_URL, type TestDatabase } from '../helpers/database.js'
@@ -233,6 +235,68 @@ describe('packs backup of a running site, and packs restore', () => {
       /^packs: the target store is not empty \(it holds foreign-object, which is not in this backup\); restore into an empty directory or bucket\n$/)
     const after = await snapshot(target)
     assert.deepEqual(Object.keys(after.files), ['foreign-object'])
+    assert.equal(after.rows.users?.length ?? 0, 0)
+  })
+
+  test('restore refuses a database holding tables that are not Packs\' (another application\'s users and sessions), naming them and touching nothing', async () => {
+    const postgres = !source.databaseUrl.startsWith('sqlite:')
+    /** Another application's tables (schema.name: in a schema of its own), with a row each. */
+    const foreignTables = async (site: Site, names: string[]) => {
+      const db = await openDatabase(site.databaseUrl)
+      try {
+        for (const name of names) {
+          await sql`create table ${sql.raw(name)} (id integer primary key, name text not null)`.execute(db)
+          await sql`insert into ${sql.raw(name)} (id, name) values (1, ${`row of ${name}`})`.execute(db)
+        }
+      } finally {
+        await db.destroy()
+      }
+    }
+    const foreignRows = async (site: Site, names: string[]) => {
+      const db = await openDatabase(site.databaseUrl)
+      try {
+        const rows: Record<string, unknown[]> = {}
+        for (const name of names) rows[name] = (await sql`select id, name from ${sql.raw(name)}`.execute(db)).rows
+        return rows
+      } finally {
+        await db.destroy()
+      }
+    }
+    const rowsOf = (names: string[]) => Object.fromEntries(names.map((name) => [name, [{ id: 1, name: `row of ${name}` }]]))
+
+    // Another application's database: its users and sessions have Packs' table names, but no Packs migration
+    // made them. The SQLite file holds them where the site's database would be.
+    const other = await newSite({ blank: true })
+    await foreignTables(other, ['users', 'sessions'])
+    refused(await packs(['restore', backupDir], other),
+      /^packs: the target database holds tables that are not Packs' \(sessions, users\), which the restore would drop or leave beside the site; nothing was changed: restore into a new, empty database\n$/)
+    assert.deepEqual(await foreignRows(other, ['users', 'sessions']), rowsOf(['users', 'sessions']))
+    assert.deepEqual((await snapshot(other)).files, {}, 'no file was stored')
+    const db = await openDatabase(other.databaseUrl)
+    try {
+      const tables = (await db.introspection.getTables({ withInternalKyselyTables: true })).map((table) => table.name).sort()
+      assert.deepEqual(tables, ['sessions', 'users'], 'nothing of Packs was created')
+    } finally {
+      await db.destroy()
+    }
+
+    // A Packs site, still empty, beside one other table (and on PostgreSQL one in a schema of its own, though
+    // it has a Packs table's name).
+    const shared = await newSite()
+    const migrated = await openDatabase(shared.databaseUrl)
+    try {
+      await migrateToLatest(migrated)
+      if (postgres) await sql`create schema billing`.execute(migrated)
+    } finally {
+      await migrated.destroy()
+    }
+    const extra = postgres ? ['orders', 'billing.users'] : ['orders']
+    await foreignTables(shared, extra)
+    refused(await packs(['restore', backupDir], shared),
+      new RegExp(`^packs: the target database holds ${postgres ? 'tables that are' : 'a table that is'} not Packs' \\(${postgres ? 'billing\\.users, orders' : 'orders'}\\), which the restore would drop or leave beside the site; nothing was changed: restore into a new, empty database\n$`))
+    assert.deepEqual(await foreignRows(shared, extra), rowsOf(extra))
+    const after = await snapshot(shared)
+    assert.deepEqual(after.files, {})
     assert.equal(after.rows.users?.length ?? 0, 0)
   })
 
