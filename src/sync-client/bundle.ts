@@ -30,7 +30,9 @@ export function loadSyncClient(file: string = SYNC_CLIENT_BUNDLE): LoadedSyncCli
     body = fs.readFileSync(file)
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
-    const where = path.relative(PROJECT_ROOT, file) || file
+    // The usual place, as the build names it; another (a test's) in full.
+    const relative = path.relative(PROJECT_ROOT, file)
+    const where = relative === '' || relative.startsWith('..') || path.isAbsolute(relative) ? file : relative
     return { bundle: null, reason: code === 'ENOENT' ? `${where} is missing` : `${where} cannot be read (${code ?? String(error)})` }
   }
   return { bundle: { body, size: body.length, sha256: createHash('sha256').update(body).digest('hex') } }

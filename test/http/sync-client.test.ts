@@ -7,6 +7,7 @@ import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import path from 'node:path'
+import { Writable } from 'node:stream'
 import { expectError, makeSite, type TestSite } from '../helpers/app.js'
 import { tempDir } from '../helpers/temp.js'
 
@@ -19,12 +20,25 @@ function textOf(html: string, id: string): string {
 
 describe('a site started without the bundle (npm run build not run)', () => {
   let site: TestSite
+  const logged: { level: number; msg: string }[] = []
   before(async () => {
-    site = await makeSite({}, { syncClientBundle: path.join(tempDir('packs-sync-unbuilt-'), 'packs-sync.mjs') })
+    const stream = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        for (const line of chunk.toString().split('\n')) if (line) logged.push(JSON.parse(line) as (typeof logged)[number])
+        done()
+      },
+    })
+    site = await makeSite({}, { syncClientBundle: path.join(tempDir('packs-sync-unbuilt-'), 'packs-sync.mjs'), logger: { level: 'info', stream } })
   })
   after(() => site.close())
 
-  test('starts; the download and the API answer 404 saying npm run build makes it', async () => {
+  test('starts, saying once in its log that players get no packs-sync and what makes it', () => {
+    const warnings = logged.filter((line) => line.level === 40 && line.msg.includes('packs-sync'))
+    assert.equal(warnings.length, 1, JSON.stringify(logged))
+    assert.match(warnings[0]!.msg, /^packs-sync is not served to players: \/\S+\/packs-sync\.mjs is missing; "npm run build" makes it$/)
+  })
+
+  test('the download and the API answer 404 saying npm run build makes it', async () => {
     for (const method of ['GET', 'HEAD'] as const) {
       const res = await site.app.inject({ method, url: '/packs-sync/packs-sync.mjs', headers: site.gate })
       assert.equal(res.statusCode, 404, method)
