@@ -10,8 +10,8 @@ const MAX_FILENAME_LENGTH = 200
 export function sanitizeFilename(raw: string | undefined, fallback = 'file'): string {
   const base = path.posix.basename((raw ?? '').replace(/\\/g, '/'))
   const cleaned = base
-    // C0/C1 controls, and bidi controls that can make "gpj.exe" read as "exe.jpg".
-    .replace(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, '')
+    // C0/C1 controls, and bidi controls that can make "gpj.exe" read as "exe.jpg" (the same set src/http/text-input.ts refuses).
+    .replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, '')
     .trim()
   const name = cleaned === '.' || cleaned === '..' ? '' : cleaned
   return (name || fallback).slice(0, MAX_FILENAME_LENGTH)

@@ -10,7 +10,7 @@ import multipart from '@fastify/multipart'
 import type { Config } from '../config/index.js'
 import type { App } from './types.js'
 import { BadRequest, DomainError, PayloadTooLarge } from '../errors.js'
-import { textFault } from './text-input.js'
+import { fieldTextFault, lineFault } from './text-input.js'
 
 /**
  * Registers the multipart parser in the caller's scope only: the plugin adds
@@ -101,10 +101,10 @@ export class FileForm {
         if (seen.has(part.fieldname)) throw new BadRequest(`the "${part.fieldname}" field is given more than once`)
         if (part.valueTruncated) throw new PayloadTooLarge(`the "${part.fieldname}" field is too long`)
         const value = typeof part.value === 'string' ? part.value : String(part.value)
-        // The same rule as for every other text input (src/http/text-input.ts), which never sees these parts.
-        const nameFault = textFault(part.fieldname)
+        // The same rules as for every other text input (src/http/text-input.ts), which never sees these parts.
+        const nameFault = lineFault(part.fieldname)
         if (nameFault) throw new BadRequest(`a multipart field name ${nameFault}`)
-        const valueFault = textFault(value)
+        const valueFault = fieldTextFault(part.fieldname, value)
         if (valueFault) throw new BadRequest(`the "${part.fieldname}" field ${valueFault}`)
         seen.add(part.fieldname)
         yield { type: 'field', name: part.fieldname, value }

@@ -9,6 +9,7 @@ import type { Db } from '../db/index.js'
 import { nowIso } from '../db/time.js'
 import type { FileStore } from '../storage/index.js'
 import { BadRequest, Conflict, DomainError, NotFound } from '../errors.js'
+import { fieldTextFault } from '../http/text-input.js'
 import type { User } from '../accounts/users-repository.js'
 import { namespaceOf } from '../accounts/usernames.js'
 import { draftIdOf, readDraftFields } from '../drafts/data.js'
@@ -131,6 +132,12 @@ export async function publishDraft(deps: PacksDeps, user: User, draftUuid: strin
       }
       checkLength('title', title, MAX_TITLE_LENGTH)
       checkLength('version_name', versionName, MAX_VERSION_NAME_LENGTH)
+      // The draft's data was stored as given; what it becomes is held to the rules of every other text input now.
+      const texts = { title, summary: fields.summary, version_name: versionName, description: fields.description, changelog: fields.changelog }
+      for (const [field, text] of Object.entries(texts)) {
+        const fault = fieldTextFault(field, text)
+        if (fault) throw new BadRequest(`cannot publish the draft: its ${field} ${fault}`)
+      }
       packId = slugify(title)
       if (packId === '') throw new BadRequest('title must contain a letter or digit (the pack id is made from it)')
       if (await packExists(trx, namespace, packId)) throw new Conflict(`a pack "${namespace}:${packId}" already exists`)

@@ -6,6 +6,7 @@ import {
   type CategoryRow, type TagRow, type TagSuggestionRow,
 } from './tags-repository.js'
 import { BadRequest, Conflict, NotFound } from '../errors.js'
+import { lineFault } from '../http/text-input.js'
 
 export type { CategoryRow, TagSuggestionRow }
 
@@ -13,13 +14,12 @@ export const CATEGORY_KEY_PATTERN = /^[a-z0-9_-]{1,32}$/
 export const COLOR_PATTERN = /^#[0-9a-f]{6}$/i
 const MAX_CATEGORY_NAME = 64
 const MAX_TAG_NAME = 32
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
 
-/** A display name: trimmed, 1..max characters (code points), no control characters. */
+/** A display name: trimmed, 1..max characters (code points), no control characters (bidirectional ones included: lineFault). */
 function displayName(what: string, raw: string, max: number): string {
   const name = raw.trim()
   const length = [...name].length
-  if (length < 1 || length > max || CONTROL.test(name)) {
+  if (length < 1 || length > max || lineFault(name) !== null) {
     throw new BadRequest(`${what} must be 1-${max} characters without control characters`)
   }
   return name
