@@ -54,7 +54,7 @@ It trusts only answers signed with this site's key and downloads whose size and 
 <p>Then fetch packs-sync, check it is the file above, and run it on your resource packs:</p>
 <pre><code id="sync-client-commands">${commands}</code></pre>
 <div class="actions"><button type="button" class="secondary" data-copy="#sync-client-commands">Copy commands</button></div>
-<ul>
+<ul class="lead">
 <li><code>sha256sum -c</code> says <code>${SYNC_CLIENT_FILENAME}: OK</code>; on macOS use <code>shasum -a 256 -c</code>; on Windows run the commands in Git Bash or WSL. If it says <code>FAILED</code>, do not run the file.</li>
 <li>Give the folder your packs are in: on macOS <code>~/Library/Application Support/minecraft/resourcepacks</code>, on Windows
 <code>%APPDATA%\\.minecraft\\resourcepacks</code>, or a world's <code>saves/&lt;world&gt;/datapacks</code>.</li>

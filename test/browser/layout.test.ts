@@ -121,7 +121,7 @@ describe('the pages at 360 px, by keyboard, offline', () => {
   test("a creator's pages fit a phone", async () => {
     const page = await signedIn(demo.creator.username, demo.creator.password)
     const [namespace, packId] = demo.packs[0]!.split(':')
-    for (const path of ['/', `/packs/${namespace}/${packId}/`, '/drafts/', '/settings/tokens/', '/settings/password/']) {
+    for (const path of ['/', `/packs/${namespace}/${packId}/`, '/drafts/', '/settings/tokens/', '/settings/password/', '/packs-sync/']) {
       await expectPhoneFriendly(page, path)
     }
     await expectPhoneFriendly(page, '/create/')
