@@ -32,6 +32,11 @@ export interface Config {
    */
   orphanGraceMs: number
   statsCacheMs: number
+  /**
+   * How long a signed update-check answer may be trusted (its RFC 9421 `expires` minus `created`;
+   * docs/update-protocol.md): a recorded answer can be replayed at most this long.
+   */
+  signatureTtlMs: number
   sessionTtlMs: number
   /** Failed gate or login attempts allowed per client address and window. */
   authFailureLimit: number
@@ -247,6 +252,7 @@ export function loadConfig(env: Env = process.env): Config {
     // S3 dates an unfinished or just-finished upload from its start: the grace must outlast the longest upload.
     orphanGraceMs: withDefault('PACKS_ORPHAN_GRACE', (r) => parseDuration('PACKS_ORPHAN_GRACE', r), Math.max(3_600_000, timeouts.uploadMs + 600_000)),
     statsCacheMs: withDefault('PACKS_STATS_CACHE', (r) => parseDuration('PACKS_STATS_CACHE', r), 20_000),
+    signatureTtlMs: withDefault('PACKS_SIGNATURE_TTL', parseSignatureTtl, 3_600_000),
     sessionTtlMs: withDefault('PACKS_SESSION_TTL', (r) => parseDuration('PACKS_SESSION_TTL', r), 14 * 86_400_000),
     authFailureLimit: withDefault('PACKS_AUTH_FAILURE_LIMIT', (r) => parsePositiveInt('PACKS_AUTH_FAILURE_LIMIT', r), 10),
     authFailureWindowMs: withDefault('PACKS_AUTH_FAILURE_WINDOW', (r) => parseDuration('PACKS_AUTH_FAILURE_WINDOW', r), 15 * 60_000),
@@ -305,6 +311,13 @@ export interface Timeouts {
   idleMs: number
   /** An idle keep-alive connection between requests; above a reverse proxy's own (nginx: 60 s), or it may reuse one being closed. */
   keepAliveMs: number
+}
+
+/** A signed answer's lifetime: at least a minute (clients allow a minute of clock skew), at most a week. */
+function parseSignatureTtl(raw: string): number {
+  const ms = parseDuration('PACKS_SIGNATURE_TTL', raw)
+  if (ms < 60_000 || ms > 7 * 86_400_000) throw new ConfigError(`PACKS_SIGNATURE_TTL: "${raw}" must be from 1m to 7d`)
+  return ms
 }
 
 /** Node's timers take at most 2^31 - 1 ms (about 24.8 days); a longer one would fire at once. */

@@ -3,18 +3,30 @@
 // 413), behind a linear scan that refuses deep nesting. JSON.parse itself
 // copes with any depth, but what later walks the value recursively does not:
 // JSON.stringify of a draft nested 5,000 levels deep overflowed the stack.
+import type { FastifyRequest } from 'fastify'
 import { BadRequest } from '../errors.js'
 import type { App } from './types.js'
 
 /** Far deeper than any form of ours (a draft's data is two levels); deep enough for free-form members. */
 export const MAX_JSON_DEPTH = 64
 
+/** The raw JSON bodies of requests that carried a Content-Digest, until the request is collected. */
+const receivedBodies = new WeakMap<FastifyRequest, Buffer>()
+
+/** The exact bytes of a JSON body whose request carried a Content-Digest field; undefined otherwise. */
+export function receivedJsonBody(request: FastifyRequest): Buffer | undefined {
+  return receivedBodies.get(request)
+}
+
 export function installJsonBodyParser(app: App): void {
   // The same secure-json-parse settings Fastify would use: its defaults ('error') unless the instance says otherwise.
   const parseJson = app.getDefaultJsonParser(app.initialConfig.onProtoPoisoning ?? 'error', app.initialConfig.onConstructorPoisoning ?? 'error')
   app.removeContentTypeParser('application/json')
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    const text = body as string
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    const bytes = body as Buffer
+    // A client that states its body's digest (RFC 9530) has it checked against these exact bytes, where a route asks.
+    if (request.headers['content-digest'] !== undefined) receivedBodies.set(request, bytes)
+    const text = bytes.toString('utf8')
     if (jsonDeeperThan(text, MAX_JSON_DEPTH)) {
       done(new BadRequest(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`), undefined)
       return

@@ -4,6 +4,6 @@ import fp from 'fastify-plugin'
 import { Signer } from './service.js'
 
 export default fp(async (app) => {
-  const signer = await Signer.open(app.db, app.clock, (error) => app.log.warn({ err: error }, 'could not re-read the signing keys; still signing with the ones loaded'))
+  const signer = await Signer.open(app.db, app.clock, (error) => app.log.warn({ err: error }, 'could not re-read the signing keys; still signing with the ones loaded'), app.config.signatureTtlMs)
   app.decorate('signing', signer)
-}, { name: 'signing', dependencies: ['db'], decorators: { fastify: ['clock'] } })
+}, { name: 'signing', dependencies: ['db'], decorators: { fastify: ['clock', 'config'] } })

@@ -1,8 +1,9 @@
-// Signing update-check answers (issue 11, item 5; docs/update-protocol.md).
-// Every 200 answer of the update-check, its batch and its by-hash lookups
-// carries `Packs-Signature: keyid="…", sig=:…:`, an Ed25519 signature over the
-// exact body bytes, so an updater can trust an answer (and, through its
-// sha256, the download) whatever carried it.
+// Signing update-check answers (docs/update-protocol.md, "Signatures").
+// Every 200 answer of the update-check, its batch, its by-hash lookups and the
+// key list carries an RFC 9421 HTTP Message Signature (./message-signature.ts):
+// Ed25519 over the body's digest, the question asked and the time, valid for
+// PACKS_SIGNATURE_TTL; and, for clients written before it, the legacy
+// `Packs-Signature: keyid="…", sig=:…:` over the body bytes alone.
 //
 // The key is made on first start and kept in the settings table like the
 // site secret. `npx packs signing-key rotate` writes a new one from another
@@ -16,6 +17,7 @@ import { nowIso } from '../db/time.js'
 import { Conflict, BadRequest } from '../errors.js'
 import type { SigningKeyBody } from '../api/signing.js'
 import { endorse, newKey, parseStoredKeys, privateKeyOf, publicKeys, type StoredKeys } from './keys.js'
+import { SIGNATURE_LABEL, contentDigestOf, signatureBase, signatureParams, type AnsweredRequest, type MessageSignature } from './message-signature.js'
 import { createSigningKeys, readSigningKeys, replaceSigningKeys } from './repository.js'
 import { CLI_ACTOR, recordAudit, siteTarget } from '../audit/service.js'
 
@@ -24,12 +26,18 @@ export const RELOAD_INTERVAL_MS = 5_000
 /** How long the previous key stays valid after a rotation, unless the rotation says otherwise. */
 export const DEFAULT_GRACE_DAYS = 7
 export const MAX_GRACE_DAYS = 365
+/** How long a signed answer may be trusted unless PACKS_SIGNATURE_TTL says otherwise. */
+export const DEFAULT_SIGNATURE_TTL_MS = 3_600_000
 
 /** A cached answer remembers its signature and the key that made it, so it is signed once per key, not per request. */
 export interface Signable {
   body: string
   signature?: string
   signedBy?: string
+  /** The body's Content-Digest, computed once. */
+  digest?: string
+  /** Its last RFC 9421 signature, and the request line and key it was made for (headersFor). */
+  message?: { for: string; keyId: string; value: MessageSignature }
 }
 
 export class Signer {
@@ -38,16 +46,26 @@ export class Signer {
   private loadedAt: number
   private reloading: Promise<void> | undefined
 
-  private constructor(private readonly db: Db, private readonly clock: () => number, text: string, private readonly onReloadError: (error: unknown) => void) {
+  /** How many RFC 9421 signatures this instance has made: tests see that cached answers are not signed per request. */
+  signaturesMade = 0
+
+  private constructor(
+    private readonly db: Db,
+    private readonly clock: () => number,
+    text: string,
+    private readonly onReloadError: (error: unknown) => void,
+    /** A signature's lifetime (PACKS_SIGNATURE_TTL), in seconds. */
+    readonly ttlSeconds: number,
+  ) {
     this.stored = parseStoredKeys(text)
     this.current = currentOf(this.stored)
     this.loadedAt = clock()
   }
 
   /** Reads the site's keys, making the first one when there is none (first start; instances racing agree on one). */
-  static async open(db: Db, clock: () => number, onReloadError: (error: unknown) => void = () => {}): Promise<Signer> {
+  static async open(db: Db, clock: () => number, onReloadError: (error: unknown) => void = () => {}, ttlMs: number = DEFAULT_SIGNATURE_TTL_MS): Promise<Signer> {
     const text = (await readSigningKeys(db)) ?? (await createSigningKeys(db, JSON.stringify(firstKeys(clock()))))
-    return new Signer(db, clock, text, onReloadError)
+    return new Signer(db, clock, text, onReloadError, Math.floor(ttlMs / 1000))
   }
 
   get keyId(): string {
@@ -69,6 +87,44 @@ export class Signer {
       answer.signedBy = keyId
     }
     return answer.signature
+  }
+
+  /**
+   * The RFC 9421 fields (Content-Digest, Signature-Input, Signature) of a 200
+   * with these exact body bytes, answering `request`: signed now, valid for
+   * the TTL.
+   */
+  messageSignature(request: AnsweredRequest, body: string, digest: string = contentDigestOf(body)): MessageSignature {
+    const keyId = this.keyId
+    const created = Math.floor(this.clock() / 1000)
+    const params = signatureParams(request, created, created + this.ttlSeconds, keyId)
+    const signature = sign(null, Buffer.from(signatureBase(request, digest, params), 'utf8'), this.current.key)
+    this.signaturesMade++
+    return {
+      contentDigest: digest,
+      signatureInput: `${SIGNATURE_LABEL}=${params}`,
+      signature: `${SIGNATURE_LABEL}=:${signature.toString('base64')}:`,
+      created,
+    }
+  }
+
+  /**
+   * The RFC 9421 fields for a cached answer: the signature it already carries
+   * while the same key signs, the request line is the same, and at least half
+   * of its lifetime is left; else a new one, kept for the next request. So
+   * every player asking for the same pack shares one signature per half TTL,
+   * and every signature a client gets is valid for at least half the TTL.
+   */
+  messageSignatureFor(answer: Signable, request: AnsweredRequest): MessageSignature {
+    const keyId = this.keyId
+    const line = `${request.method} ${request.path}?${request.query}`
+    const cached = answer.message
+    if (cached !== undefined && cached.keyId === keyId && cached.for === line
+      && Math.floor(this.clock() / 1000) < cached.value.created + Math.floor(this.ttlSeconds / 2)) return cached.value
+    answer.digest ??= contentDigestOf(answer.body)
+    const value = this.messageSignature(request, answer.body, answer.digest)
+    answer.message = { for: line, keyId, value }
+    return value
   }
 
   /** The public keys as GET /api/update-check/keys/ lists them. */

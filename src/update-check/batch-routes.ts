@@ -17,7 +17,7 @@ export default async function updateCheckBatchRoutes(app: App): Promise<void> {
       summary: 'Batch update-check',
       description: 'Checks up to 200 packs (namespace:pack_id) in one request, with the single check\'s optional pack_format or '
         + 'game_version for all of them. Each id appears once, spelt as sent, in the order sent, with exactly the single check\'s 200 '
-        + 'answer, or null where it would say 404. Signed like the single check (Packs-Signature). A strong ETag covers the whole '
+        + 'answer, or null where it would say 404. Signed like the single check (RFC 9421, and the legacy Packs-Signature); send the body\'s Content-Digest (RFC 9530) to have the signature cover it, so the answer names its question. A strong ETag covers the whole '
         + 'body: send it back in If-None-Match with the same body to get 304 while no answer in it changed.',
       tags: ['update-check'],
       body: UpdateCheckBatchBody,

@@ -18,7 +18,7 @@ export default async function byHashRoutes(app: App): Promise<void> {
       description: 'Names the pack and version whose archive has this SHA-1 or SHA-256 (hex, any case): the first published public '
         + 'version with it, yanked ones included. `latest` is what the update-check answers for that pack with the same optional '
         + 'pack_format or game_version (null where it says 404). 404 when no public version has the hash. Signed like the update-check '
-        + '(Packs-Signature), with a strong ETag.',
+        + '(RFC 9421, and the legacy Packs-Signature), with a strong ETag.',
       tags: ['update-check'],
       params: HashParams,
       querystring: UpdateCheckQuery,
@@ -35,7 +35,7 @@ export default async function byHashRoutes(app: App): Promise<void> {
     schema: {
       summary: 'Which packs are these archives',
       description: 'The by-hash lookup for up to 200 SHA-1s and SHA-256s at once, with one optional pack_format or game_version for all. '
-        + 'Each hash appears once, spelt as sent, in the order sent, with its match or null. Signed (Packs-Signature); a strong ETag '
+        + 'Each hash appears once, spelt as sent, in the order sent, with its match or null. Signed (RFC 9421; send the body\'s Content-Digest to have it covered; and the legacy Packs-Signature); a strong ETag '
         + 'covers the whole body and If-None-Match with the same body gets 304.',
       tags: ['update-check'],
       body: HashLookupBatchBody,

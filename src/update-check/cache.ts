@@ -11,6 +11,7 @@
 // bounded by count and by bytes; "not found" answers, whose pack ids are the
 // client's to invent, are kept apart under their own bound, so a flood of
 // invented ids never evicts a real pack's answer.
+import type { Signable } from '../signing/service.js'
 
 /**
  * The JSON body exactly as sent and its ETag; null when no such pack exists
@@ -24,6 +25,9 @@ export type UpdateCheckAnswer = {
   /** The Packs-Signature header for `body`, and the key that made it: signed on first send, again after a rotation. */
   signature?: string
   signedBy?: string
+  /** The body's Content-Digest, and its RFC 9421 signature for the last request line (src/signing/service.ts). */
+  digest?: string
+  message?: Signable['message']
   /** The fast path's header fields for a 200 and a 304, built on first use; `fieldsFor` is the signature they hold. */
   fields?: string[]
   notModifiedFields?: string[]
@@ -113,8 +117,11 @@ interface PackAnswers {
 
 /** Per-entry bookkeeping of a Map (hash slot, entry object), roughly; an estimate, not a measurement. */
 export const ENTRY_OVERHEAD = 64
-/** The Packs-Signature header an answer gets when first sent (keyid and 64 bytes in base64: about 110 characters). */
-const SIGNATURE_ALLOWANCE = 128
+/**
+ * The signatures an answer gets when first sent: Packs-Signature (about 110 characters), and the RFC 9421 fields
+ * with the request line they were made for (Content-Digest, Signature-Input, Signature: about 400 characters).
+ */
+const SIGNATURE_ALLOWANCE = 640
 /** The fast path's two header lists an answer gets when first sent (about 30 slots of 8 bytes, and the arrays). */
 const FIELDS_ALLOWANCE = 320
 

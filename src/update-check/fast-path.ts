@@ -24,6 +24,7 @@ import { noneMatch } from '../http/conditional.js'
 import { isValidHost } from '../http/host.js'
 import { formatAccessLine, type LineSink } from '../http/access-log.js'
 import type { Signer } from '../signing/service.js'
+import { answeredRequest } from '../signing/message-signature.js'
 import type { RouteMetrics } from '../stats/metrics.js'
 import { packKey, type UpdateCheckCache } from './cache.js'
 
@@ -88,20 +89,25 @@ export function createUpdateCheckFastPath(deps: FastPathDeps): FastPath {
     const answer = cache.get(key, origin)
     if (answer == null || answer.noVersion) return false
 
-    // Flat [name, value, ...] lists, built once per answer (and signing key): writeHead takes them as they are.
+    // Flat [name, value, ...] lists, built once per answer and signature (a new key, a new half of the signature's
+    // lifetime, another spelling of the path): writeHead takes them as they are.
     const signature = signing.headerFor(answer)
-    if (answer.fieldsFor !== signature) {
+    const message = signing.messageSignatureFor(answer, answeredRequest('GET', url))
+    if (answer.fieldsFor !== message.signature) {
       answer.fields = [
         ...staticHeaders,
         'etag', answer.etag,
         'cache-control', 'no-cache',
+        'content-digest', message.contentDigest,
+        'signature-input', message.signatureInput,
+        'signature', message.signature,
         SIGNATURE_HEADER, signature,
         'content-type', JSON_TYPE,
         'content-length', String(Buffer.byteLength(answer.body)),
       ]
       // No content, so no Content-Length (as the route: a 304 has no body).
       answer.notModifiedFields = [...staticHeaders, 'etag', answer.etag, 'cache-control', 'no-cache']
-      answer.fieldsFor = signature
+      answer.fieldsFor = message.signature
     }
     let status: number
     if (noneMatch(fields.ifNoneMatch, answer.etag)) {

@@ -6,10 +6,9 @@ import type { App } from '../http/types.js'
 import { errorResponses } from '../api/common.js'
 import { PackParams } from '../api/packs.js'
 import { PackLatest, UpdateCheckQuery, type PackLatestBody } from '../api/update-check.js'
-import { SIGNATURE_HEADER } from '../api/signing.js'
 import { fileUrls } from '../packs/mapper.js'
 import { updateCheck } from './service.js'
-import { gameOf } from './protocol.js'
+import { gameOf, signCached } from './protocol.js'
 
 export default async function updateCheckRoutes(app: App): Promise<void> {
   app.get('/api/packs/:namespace/:pack_id/latest', {
@@ -18,8 +17,9 @@ export default async function updateCheckRoutes(app: App): Promise<void> {
       summary: 'Pack update-check',
       description: 'The newest version of the pack namespace:pack_id, for in-game auto-updaters. With pack_format or '
         + 'game_version: the newest version that runs on that game (404 with a detail when none does); each has its own ETag. '
-        + 'Yanked versions are never the answer. A 200 is signed: its Packs-Signature header holds an Ed25519 signature over the '
-        + 'exact body bytes by the key it names (GET /api/update-check/keys/). Answers with a strong ETag '
+        + 'Yanked versions are never the answer. A 200 is signed (RFC 9421: Content-Digest, Signature-Input, Signature; Ed25519 by '
+        + 'a key of GET /api/update-check/keys/) over its body, this request\'s path and query, and when it was issued and expires; '
+        + 'the legacy Packs-Signature header signs the body alone. See docs/update-protocol.md. Answers with a strong ETag '
         + 'and Cache-Control: no-cache; send If-None-Match to get 304 while nothing changed.',
       tags: ['packs'],
       params: PackParams,
@@ -39,8 +39,8 @@ export default async function updateCheckRoutes(app: App): Promise<void> {
       if (request.method !== 'HEAD') return reply.code(304).send(undefined as never)
       return reply.code(304).type('application/json; charset=utf-8').send(answer.body as never)
     }
-    // Signed once per cached answer and key (src/signing/service.ts).
-    reply.header(SIGNATURE_HEADER, app.signing.headerFor(answer))
+    // Signed once per cached answer, key and half signature lifetime (src/signing/service.ts).
+    signCached(app.signing, request, reply, answer)
     // A string with a JSON content type goes out as is; the response schema still documents it.
     return reply.type('application/json; charset=utf-8').send(answer.body as unknown as PackLatestBody)
   })
