@@ -3,11 +3,12 @@
 // is written to a file as it stands and run with the JDK's source launcher
 // (`java VerifyPacks.java …`) against a listening server. It must accept the
 // site's signed answer with the right pinned key, and refuse it with a wrong
-// key or when a proxy changed one byte of the body.
+// key, when a proxy changed one byte of the body, when the answer expired
+// (an old answer replayed), and when a proxy asked the site another question.
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn, spawnSync } from 'node:child_process'
-import { generateKeyPairSync } from 'node:crypto'
+import { createHash, generateKeyPairSync } from 'node:crypto'
 import fs from 'node:fs'
 import http from 'node:http'
 import path from 'node:path'
@@ -27,6 +28,30 @@ let dir: string
 let key: { id: string; public_key: string }
 let tamperer: http.Server
 let tampererUrl: string
+let asker: http.Server
+let askerUrl: string
+/** The site's clock: a test moves it back to make the site sign an answer that has long expired. */
+let now = Date.now()
+
+/** A proxy that passes everything through, changing each request's body with `change` (and its Content-Digest to match). */
+async function proxy(change: (body: string) => string): Promise<{ server: http.Server; url: string }> {
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (chunk: Buffer) => chunks.push(chunk))
+    req.on('end', () => {
+      const body = Buffer.from(change(Buffer.concat(chunks).toString('utf8')))
+      const headers: http.OutgoingHttpHeaders = { ...req.headers, 'content-length': String(body.length) }
+      if (headers['content-digest'] !== undefined) headers['content-digest'] = `sha-256=:${createHash('sha256').update(body).digest('base64')}:`
+      const upstream = http.request(`${origin}${req.url}`, { method: req.method, headers }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers)
+        answer.pipe(res)
+      })
+      upstream.end(body)
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return { server, url: `http://127.0.0.1:${(server.address() as { port: number }).port}` }
+}
 
 /** The README's Java block, exactly as the README has it. */
 function readmeJava(): string {
@@ -54,7 +79,7 @@ function runJava(site: string, pinnedId: string, pinnedKey: string): Promise<{ c
 
 before(async () => {
   if (skip) return
-  const made = await siteWith({ users: ['alice'] })
+  const made = await siteWith({ users: ['alice'], clock: () => now })
   site = made.site
   const alice = made.alice
   const archive = await zip({ 'pack.mcmeta': JSON.stringify({ pack: { pack_format: 46, description: 'lamps' } }), 'assets/x/a.txt': 'a' })
@@ -82,11 +107,14 @@ before(async () => {
   })
   await new Promise<void>((resolve) => tamperer.listen(0, '127.0.0.1', resolve))
   tampererUrl = `http://127.0.0.1:${(tamperer.address() as { port: number }).port}`
+  // Asks the site another question than the mod did (another release), with a digest that matches it.
+  ;({ server: asker, url: askerUrl } = await proxy((body) => body.replace('"1.21.4"', '"1.20.1"')))
 })
 
 after(async () => {
   if (skip) return
   await new Promise((resolve) => tamperer.close(resolve))
+  await new Promise((resolve) => asker.close(resolve))
   await site.close()
   fs.rmSync(dir, { recursive: true, force: true })
 })
@@ -107,4 +135,26 @@ test('it refuses the same answer under a key it did not pin, and a body changed 
   const changed = await runJava(tampererUrl, key.id, key.public_key)
   assert.equal(changed.code, 1, changed.stderr)
   assert.match(changed.stdout, /^refused/)
+})
+
+test('it refuses an answer that expired (signed two hours ago) and an answer to another question', { skip }, async () => {
+  now = Date.now() - 2 * 3_600_000
+  try {
+    const replayed = await runJava(origin, key.id, key.public_key)
+    assert.equal(replayed.code, 1, replayed.stderr)
+    assert.match(replayed.stdout, /^refused/)
+  } finally {
+    now = Date.now()
+  }
+  const otherQuestion = await runJava(askerUrl, key.id, key.public_key)
+  assert.equal(otherQuestion.code, 1, otherQuestion.stderr)
+  assert.match(otherQuestion.stdout, /^refused/)
+  // The same proxy passing the question unchanged is accepted: it is the question that makes the difference.
+  const same = await proxy((body) => body)
+  try {
+    const passed = await runJava(same.url, key.id, key.public_key)
+    assert.equal(passed.code, 0, `${passed.stdout}\n${passed.stderr}`)
+  } finally {
+    await new Promise((resolve) => same.server.close(resolve))
+  }
 })
