@@ -121,6 +121,13 @@ describe('loadConfig', () => {
     for (const bad of ['20', '20 sec', '0s', 'soon']) rejects({ PACKS_STATS_CACHE: bad }, 'PACKS_STATS_CACHE')
   })
 
+  test('PACKS_SIGNATURE_TTL: how long a signed answer may be trusted, an hour by default, from a minute to a week', () => {
+    assert.equal(loadConfig({}).signatureTtlMs, 3_600_000)
+    assert.equal(loadConfig({ PACKS_SIGNATURE_TTL: '10m' }).signatureTtlMs, 600_000)
+    assert.equal(loadConfig({ PACKS_SIGNATURE_TTL: '7d' }).signatureTtlMs, 7 * 86_400_000)
+    for (const bad of ['59s', '8d', 'soon']) rejects({ PACKS_SIGNATURE_TTL: bad }, 'PACKS_SIGNATURE_TTL')
+  })
+
   test('PACKS_BASE_URL: an http(s) origin, trailing slash stripped', () => {
     assert.equal(loadConfig({ PACKS_BASE_URL: 'https://packs.example.org/' }).baseUrl, 'https://packs.example.org')
     assert.equal(loadConfig({ PACKS_BASE_URL: 'https://packs.example.org' }).baseUrl, 'https://packs.example.org')
