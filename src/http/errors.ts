@@ -7,16 +7,22 @@ import { DomainError, ServiceUnavailable, TooManyRequests, databaseUnavailable }
 import type { App } from './types.js'
 import { sendErrorPage } from '../web/respond.js'
 import { wantsPage } from './request-kind.js'
+import { LINGER_UPLOADS, lingerAfterAnswer } from './lingering-close.js'
 
 export const WWW_AUTHENTICATE = 'Bearer realm="packs", charset="UTF-8"'
 
 export function sendError(reply: FastifyReply, status: number, detail: string): FastifyReply {
   if (status === 401) reply.header('www-authenticate', WWW_AUTHENTICATE)
   const request = reply.request
-  // Refused before the whole body arrived (a 413 mid-upload): the rest of it is still unread on the
-  // connection, and the next request sent on that connection would wait behind it. Close it after this answer.
+  // Refused before the whole body arrived (a 401 before an upload, a 413 mid-upload): the rest of it is still
+  // unread on the connection, and the next request sent on that connection would wait behind it. Close it after
+  // this answer, but only once the client can have read it (./lingering-close.ts).
   const hasBody = (request.headers['content-length'] ?? '0') !== '0' || request.headers['transfer-encoding'] !== undefined
-  if (hasBody && !request.raw.complete) reply.header('connection', 'close')
+  if (hasBody && !request.raw.complete) {
+    reply.header('connection', 'close')
+    const { uploadLimits } = (request.server as App).config
+    lingerAfterAnswer(request.raw, LINGER_UPLOADS * Math.max(...Object.values(uploadLimits)))
+  }
   // A browser navigating to a page gets the error as a page; everything else (all of /api/) gets JSON.
   if (wantsPage(request)) return sendErrorPage(request.server as App, request, reply, status, detail)
   return reply.code(status).type('application/json; charset=utf-8').send({ detail })
