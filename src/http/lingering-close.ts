@@ -20,7 +20,7 @@
 // 413 is for a body larger than the limit. The time bound (nginx's
 // lingering_time) is what holds on a slow link.
 import type { IncomingMessage } from 'node:http'
-import type { Socket } from 'node:net'
+import { Socket } from 'node:net'
 
 /** The most a refused body is read for, in all: nginx's lingering_time. */
 export const LINGER_MS = 30_000
@@ -38,6 +38,8 @@ type LingeringSocket = Socket & { packsLingering?: true }
  * times above, then closes.
  */
 export function lingerAfterAnswer(request: IncomingMessage, maxBytes: number): void {
+  // Only a real connection (app.inject's requests have a stand-in, with nothing to reset).
+  if (!(request.socket instanceof Socket)) return
   const socket = request.socket as LingeringSocket
   if (socket.destroyed || socket.packsLingering) return
   socket.packsLingering = true

@@ -175,3 +175,15 @@ export async function storedFiles(site: Pick<TestSite, 'app' | 'dataDir'>): Prom
     .filter((p) => fs.statSync(path.join(root, p), { throwIfNoEntry: false })?.isFile() === true)
     .sort()
 }
+
+/** The site's environment as the admin CLI on its server would have it: runCli(args, undefined, cliEnvOf(site)). */
+export function cliEnvOf(site: TestSite): Record<string, string | undefined> {
+  const { config } = site
+  return {
+    PACKS_DATA_DIR: site.dataDir,
+    DATABASE_URL: config.databaseUrl,
+    STORAGE_URL: config.storageUrl,
+    REDIS_URL: config.redisUrl ?? undefined,
+    PACKS_MASTER_PASSWORD: config.masterPassword ?? undefined,
+  }
+}

@@ -9,7 +9,7 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createHash, randomUUID } from 'node:crypto'
-import { expectError, siteWith, type TestSite, type TestUser } from '../helpers/app.js'
+import { cliEnvOf, expectError, siteWith, type TestSite, type TestUser } from '../helpers/app.js'
 import { datapack, multipart } from '../helpers/fixtures.js'
 import { publishPack, saveDraft, upload, type PackJson } from '../helpers/packs.js'
 import { runCli } from '../helpers/server.js'
@@ -30,17 +30,7 @@ after(() => site.close())
 const sha256 = (data: Buffer) => createHash('sha256').update(data).digest('hex')
 const sha1 = (data: Buffer) => createHash('sha1').update(data).digest('hex')
 
-function siteEnv(): Record<string, string | undefined> {
-  const { config } = site
-  return {
-    PACKS_DATA_DIR: site.dataDir,
-    DATABASE_URL: config.databaseUrl,
-    STORAGE_URL: config.storageUrl,
-    REDIS_URL: config.redisUrl ?? undefined,
-    PACKS_MASTER_PASSWORD: config.masterPassword ?? undefined,
-  }
-}
-const packs = (args: string[]) => runCli(args, undefined, siteEnv())
+const packs = (args: string[]) => runCli(args, undefined, cliEnvOf(site))
 
 /** Publishes a draft with this archive; the raw answer, so a refusal can be checked. */
 async function tryPublish(user: TestUser, title: string, archive: Buffer) {

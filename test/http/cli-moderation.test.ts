@@ -7,7 +7,7 @@
 // it, the CLI says that a running server keeps its cached answers.
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { expectError, siteWith, storedFiles, type TestSite, type TestUser } from '../helpers/app.js'
+import { cliEnvOf, expectError, siteWith, storedFiles, type TestSite, type TestUser } from '../helpers/app.js'
 import { publishPack, saveDraft, upload, type PackJson } from '../helpers/packs.js'
 import { datapack } from '../helpers/fixtures.js'
 import { runCli, type CliResult } from '../helpers/server.js'
@@ -22,19 +22,7 @@ before(async () => {
 })
 after(() => site.close())
 
-/** The running site's environment, as the CLI on its server would have it. */
-function siteEnv(): Record<string, string | undefined> {
-  const { config } = site
-  return {
-    PACKS_DATA_DIR: site.dataDir,
-    DATABASE_URL: config.databaseUrl,
-    STORAGE_URL: config.storageUrl,
-    REDIS_URL: config.redisUrl ?? undefined,
-    PACKS_MASTER_PASSWORD: config.masterPassword ?? undefined,
-  }
-}
-
-const packs = (args: string[], options: { process?: boolean } = {}) => runCli(args, undefined, siteEnv(), options)
+const packs = (args: string[], options: { process?: boolean } = {}) => runCli(args, undefined, cliEnvOf(site), options)
 const shared = () => site.config.redisUrl !== null
 
 function ok(run: CliResult): CliResult {

@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import type { ApiTokenBody, CreatedTokenBody } from '../../src/api/tokens.js'
 import { TOKEN_MAX_PACKS } from '../../src/api/constants.js'
-import { expectError, siteWith, type TestSite, type TestUser } from '../helpers/app.js'
+import { cliEnvOf, expectError, siteWith, type TestSite, type TestUser } from '../helpers/app.js'
 import { datapack, multipart } from '../helpers/fixtures.js'
 import { publishPack, type PackJson } from '../helpers/packs.js'
 import { runCli, type CliResult } from '../helpers/server.js'
@@ -393,17 +393,7 @@ describe('Settings → API tokens page: the reach', () => {
 })
 
 describe('packs token create with a reach', () => {
-  function siteEnv(): Record<string, string | undefined> {
-    const { config } = site
-    return {
-      PACKS_DATA_DIR: site.dataDir,
-      DATABASE_URL: config.databaseUrl,
-      STORAGE_URL: config.storageUrl,
-      REDIS_URL: config.redisUrl ?? undefined,
-      PACKS_MASTER_PASSWORD: config.masterPassword ?? undefined,
-    }
-  }
-  const packs = (args: string[]) => runCli(args, undefined, siteEnv())
+  const packs = (args: string[]) => runCli(args, undefined, cliEnvOf(site))
   const lastLine = (run: CliResult) => run.stdout.trimEnd().split('\n').at(-1)!
 
   test('--pack (repeatable) makes a publish-only token, --read-only a read-only one, --expires-in-days an expiry', async () => {
