@@ -37,8 +37,10 @@ It trusts only answers signed with this site's key and downloads whose size and 
 
   const site = shellWord(origin)
   // Joined by && so that, pasted as one block, nothing runs after a step that failed: above all, not a file whose hash did not match.
+  // The password reaches curl on its standard input (-H @-, printf being the shell's own), never in its arguments,
+  // which other users of the computer can read.
   const commands = [
-    `curl -fsS -H "X-Master-Password: $PACKS_MASTER_PASSWORD" -o ${SYNC_CLIENT_FILENAME} ${shellWord(`${origin}${SYNC_CLIENT_PATH}`)} &&`,
+    `printf 'X-Master-Password: %s\\n' "$PACKS_MASTER_PASSWORD" | curl -fsS -H @- -o ${SYNC_CLIENT_FILENAME} ${shellWord(`${origin}${SYNC_CLIENT_PATH}`)} &&`,
     `echo "${bundle.sha256}  ${SYNC_CLIENT_FILENAME}" | sha256sum -c &&`,
     `node ${SYNC_CLIENT_FILENAME} ~/.minecraft/resourcepacks --site ${site} --game-version ${release}`,
   ].join('\n')

@@ -89,7 +89,8 @@ describe('a site behind PACKS_BASE_URL', () => {
     const page = await site.app.inject({ url: '/packs-sync/', headers: { ...site.gate, accept: 'text/html' } })
     const commands = textOf(page.body, 'sync-client-commands').split('\n')
     assert.equal(commands.length, 3)
-    const fetchUrl = /^curl -fsS -H "X-Master-Password: \$PACKS_MASTER_PASSWORD" -o packs-sync\.mjs (.+) &&$/.exec(commands[0]!)?.[1]
+    // The password goes to curl on its standard input, never among its arguments.
+    const fetchUrl = /^printf 'X-Master-Password: %s\\n' "\$PACKS_MASTER_PASSWORD" \| curl -fsS -H @- -o packs-sync\.mjs (.+) &&$/.exec(commands[0]!)?.[1]
     const site_ = /--site (.+) --game-version \S+$/.exec(commands[2]!)?.[1]
     assert.ok(fetchUrl && site_, commands.join('\n'))
     const echoed = spawnSync('sh', ['-c', `printf '%s\\n' ${fetchUrl} ${site_}`], { encoding: 'utf8', env: { PATH: process.env.PATH, HOME: '/nonexistent' } })
