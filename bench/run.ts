@@ -429,11 +429,11 @@ async function workerScaling() {
   }
 }
 
-/** Packs in one batch: the most the API takes (issue 11). */
+/** Packs in one batch: the most the API takes. */
 const BATCH_PACKS = 200
 
 /**
- * d) The batch update-check at 200 packs (issue 11): what a player with 200
+ * d) The batch update-check at 200 packs: what a player with 200
  * packs costs the site in one POST /api/update-check/, against a bare
  * node:http server answering the same bytes, and against the single check
  * on the same server (packs answered per second either way).

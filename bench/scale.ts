@@ -1,4 +1,4 @@
-// `npm run bench:scale`: Packs at the size of a real site (issue 12, item 4).
+// `npm run bench:scale`: Packs at the size of a real site.
 // Seeds, directly through the repositories (the bulk insert that `packs
 // import` uses), 1,000,000 users, 100,000 packs with 300,000 versions (and
 // their file rows), 10,000 tags in 200 categories and 3 tags a pack, into a

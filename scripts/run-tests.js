@@ -78,7 +78,7 @@ gives its jobs PACKS_TEST_DATABASE_URL, PACKS_TEST_STORAGE=s3 and
 PACKS_TEST_REDIS_URL; both are removed when the run ends.`
 
 function defaultJobs() {
-  // A developer's machine is doing other work too; .ci/run asks for 5 on the 2-core CI machine, where the suite waits more than it computes (issue 9: 62% of both cores at 5).
+  // A developer's machine is doing other work too; .ci/run asks for 5 on the 2-core CI machine, where the suite waits more than it computes (62% of both cores at 5).
   const cores = os.availableParallelism()
   return Math.max(2, cores * 2 - 1)
 }

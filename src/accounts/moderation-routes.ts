@@ -1,5 +1,5 @@
 // Staff disable and enable accounts: POST /api/users/{username}/disable/ and
-// /enable/ (issue 10, item 4; src/accounts/moderation-service.ts). The answer
+// /enable/ (src/accounts/moderation-service.ts). The answer
 // is the account's profile as staff see it, its hidden packs included.
 import type { FastifyRequest } from 'fastify'
 import { PACKS_PER_PAGE } from '../api/constants.js'

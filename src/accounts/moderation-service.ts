@@ -1,4 +1,4 @@
-// Staff disable and enable accounts (issue 10, item 4). A disabled account
+// Staff disable and enable accounts. A disabled account
 // cannot sign in, its sessions end at once (they are deleted), its API tokens
 // stop working at once (every lookup leaves a disabled account's tokens out,
 // src/accounts/credentials-repository.ts) and its packs are hidden from

@@ -1,4 +1,4 @@
-// A token's reach (issue 10, item 5): what a request made with it may do.
+// A token's reach: what a request made with it may do.
 //   full    everything its owner may do (every token made before reaches existed);
 //   read    safe methods only (GET, HEAD, OPTIONS): it can change nothing;
 //   publish read, plus `POST /api/packs/{namespace}/{pack_id}/versions/` for the

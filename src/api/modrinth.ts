@@ -1,4 +1,4 @@
-// The Modrinth-compatible API (issue 11, item 7): a read-only subset of
+// The Modrinth-compatible API: a read-only subset of
 // Modrinth's v2 API under /api/modrinth/v2/, in Modrinth's own shapes, so an
 // existing Modrinth client pointed at a Packs site (base URL
 // https://<site>/api/modrinth) lists a pack's versions, identifies a local

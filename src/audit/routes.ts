@@ -1,4 +1,4 @@
-// The audit log for staff (issue 10, item 4): GET /api/audit/. The page
+// The audit log for staff: GET /api/audit/. The page
 // /staff/audit/ (src/pages/audit.ts) shows the same entries.
 import type { App } from '../http/types.js'
 import { bearerAuth, errorResponses } from '../api/common.js'

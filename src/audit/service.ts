@@ -1,5 +1,4 @@
-// The audit log: who did what to which pack or account, and when (issue 10,
-// item 4). Every change of a pack, a version or an account records one entry
+// The audit log: who did what to which pack or account, and when. Every change of a pack, a version or an account records one entry
 // in the same transaction as the change, so the log never claims what did not
 // happen and never misses what did.
 import type { Db } from '../db/index.js'

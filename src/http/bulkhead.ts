@@ -1,4 +1,4 @@
-// A bulkhead for the heavy reads (issue 12, item 4): the browse and pack
+// A bulkhead for the heavy reads: the browse and pack
 // pages, the listing, autocomplete, profiles and statistics. Node runs every
 // request on one thread, and SQLite answers synchronously on it: a heavy
 // request runs from its first query to its last byte in one go (its awaits

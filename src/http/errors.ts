@@ -108,7 +108,7 @@ export function answerFrameworkError(error: FastifyError, request: FastifyReques
   void sendError(reply, 500, 'internal server error')
 }
 
-/** A backend that cannot answer now is a 503 the client may retry, never a bare 500 (issue 8). */
+/** A backend that cannot answer now is a 503 the client may retry, never a bare 500. */
 function asUnavailable(app: App, error: unknown): ServiceUnavailable | undefined {
   if (error instanceof ServiceUnavailable) return error
   // Redis first: its client errors are typed, while a bare socket error is most likely the database's.

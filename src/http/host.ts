@@ -2,7 +2,7 @@
 // request's host becomes part of absolute URLs (the update-check's
 // download_url, a pack page's download links) and of the update-check cache's
 // key, so it must be a real host: a 12 KB Host used to be echoed into
-// download_url and cached per value (issue 8, item 5).
+// download_url and cached per value.
 //
 // The check is a length test and one scan over a table, no regular
 // expression: it runs on every request, the update-check included.

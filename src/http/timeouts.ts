@@ -1,4 +1,4 @@
-// Deadlines for slow clients (issue 8, item 6: a body dripped one byte every
+// Deadlines for slow clients (a body dripped one byte every
 // 5 s to POST /gate/ was still open after 101 s). A connection that sends too
 // slowly is closed, with a 408 and `{detail}` when nothing of a response has
 // gone out yet.

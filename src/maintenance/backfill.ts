@@ -1,4 +1,4 @@
-// Filling in what files stored by older versions lack (issue 11, item 1):
+// Filling in what files stored by older versions lack:
 // each file without a SHA-1 is streamed from storage once, hashed (SHA-1,
 // and SHA-256 checked against its row), and, when it is a version archive
 // whose declaration was never read, its pack.mcmeta and folders are read

@@ -13,7 +13,7 @@ export const TABLES = [
 
 export type Table = (typeof TABLES)[number]
 
-/** Tables added by export version 2 (issue 10); a version-1 export has no file for them. */
+/** Tables added by export version 2; a version-1 export has no file for them. */
 export const TABLES_SINCE_VERSION_2 = ['token_packs', 'pack_id_holds', 'audit_log', 'download_seen'] as const satisfies readonly Table[]
 
 /** Tables added by export version 3: whose bytes each archive is (migration 0008). */

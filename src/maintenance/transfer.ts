@@ -20,7 +20,7 @@ import { copyToPrivateFile, privateDir, readHashed, readManifestJson, writePriva
 
 export const EXPORT_FORMAT = 'packs-site-export'
 /**
- * 2: the tables and columns of issue 10 (hidden packs, yanked versions,
+ * 2: the tables and columns of managing published packs (hidden packs, yanked versions,
  * disabled accounts, token reach, pack id holds, the audit log, download
  * counts). Exports of version 1 still import: they lack those tables (empty
  * here) and columns (their defaults: nothing hidden, yanked or disabled,
@@ -105,7 +105,7 @@ export function readManifest(dir: string): ExportManifest {
   return manifest
 }
 
-/** The tables an export of `version` holds: a version-1 export predates issue 10's tables. */
+/** The tables an export of `version` holds: a version-1 export predates version 2's tables. */
 function tablesOf(version: number): readonly Table[] {
   const later: readonly Table[] = [...(version < 2 ? TABLES_SINCE_VERSION_2 : []), ...(version < 3 ? TABLES_SINCE_VERSION_3 : [])]
   return TABLES.filter((table) => !later.includes(table))

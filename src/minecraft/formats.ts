@@ -14,7 +14,7 @@
 //   misode's data does not reach;
 // - release tables in public code (a TypeScript RELEASES list up to 26.3, a
 //   resource-format table up to 26.2), which agree with the above from 1.21 on.
-// Research notes: the Packs project's pack-formats notes (issue 10, item 8).
+// Research notes: the Packs project's pack-formats notes.
 //
 // Uncertain, and to be checked when the table is next updated:
 // - 26.3 (resource 97.1, data 121.0) rests on three copies of its version.json

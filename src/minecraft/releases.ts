@@ -89,7 +89,7 @@ export function formatsText(range: FormatRange): string {
   return min === max || (maxMinor === 0 && min === `${maxMajor}`) ? `pack format ${min}` : `pack formats ${min} – ${max}`
 }
 
-/** What a player's game is, as an updater asks (issue 11, item 2): its pack format, or its release name. */
+/** What a player's game is, as an updater asks: its pack format, or its release name. */
 export type GameQuery = { packFormat: number } | { release: string }
 
 /** Whether a release name is in the table, for either kind. */

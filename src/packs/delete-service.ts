@@ -1,4 +1,4 @@
-// Deleting a pack (issue 10, item 3): the pack, its versions, gallery,
+// Deleting a pack: the pack, its versions, gallery,
 // thumbnail and their files go, and its namespace:pack_id is held for
 // PACK_ID_HOLD_DAYS so no other pack can take it: a player's mod must never
 // silently receive a different pack under a name it trusts.

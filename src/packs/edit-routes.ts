@@ -1,4 +1,4 @@
-// Editing a pack's page through the API (issue 10, item 1): PATCH on the pack.
+// Editing a pack's page through the API: PATCH on the pack.
 // The edit page (src/pages/edit.ts) calls the same endpoint.
 import type { App } from '../http/types.js'
 import { bearerAuth, errorResponses } from '../api/common.js'

@@ -1,4 +1,4 @@
-// Editing a published pack's page (issue 10, item 1): title, summary,
+// Editing a published pack's page: title, summary,
 // description, category, tags, thumbnail and gallery. Owner and staff; anyone
 // else hears NotFound, as for a missing pack. The pack_id never changes: it is
 // what every player's mod asks for.

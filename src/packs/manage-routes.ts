@@ -1,4 +1,4 @@
-// Managing a published pack (issue 10, items 2 and 3): a version's changelog
+// Managing a published pack: a version's changelog
 // and yank, deleting a version, deleting the pack. Owner and staff; anyone
 // else gets 404, as for a missing pack.
 import { Type } from 'typebox'

@@ -1,5 +1,5 @@
 // Staff hide and unhide packs: POST /api/packs/{namespace}/{pack_id}/hide/ and
-// /unhide/ (issue 10, item 4; src/packs/moderation-service.ts).
+// /unhide/ (src/packs/moderation-service.ts).
 import type { FastifyRequest } from 'fastify'
 import type { App } from '../http/types.js'
 import { bearerAuth, errorResponses } from '../api/common.js'

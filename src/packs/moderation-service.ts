@@ -1,4 +1,4 @@
-// Staff hide and unhide packs (issue 10, item 4). A hidden pack is seen only
+// Staff hide and unhide packs. A hidden pack is seen only
 // by its owner and staff (canSee): the listing, the API, its page and the
 // update-check leave it out; nothing is deleted, so unhiding restores it as
 // it was. The change and its audit entry are one transaction; the

@@ -1,4 +1,4 @@
-// Managing a pack's versions after publishing (issue 10, item 2): edit a
+// Managing a pack's versions after publishing: edit a
 // changelog, yank and un-yank, delete. Owner and staff; anyone else hears
 // NotFound, as for a missing pack. A yanked version stays downloadable by its
 // file URL (nothing already installed breaks) but is never "latest": the

@@ -1,5 +1,5 @@
-// Staff → Audit log: who did what to which pack, version or account, and when
-// (issue 10, item 4); the entries of GET /api/audit/, filtered and paginated
+// Staff → Audit log: who did what to which pack, version or account, and when:
+// the entries of GET /api/audit/, filtered and paginated
 // with plain links and a GET form, so every state has a URL. Non-staff get the
 // 403 page from the auth hook (access 'staff').
 import { Type } from 'typebox'

@@ -1,4 +1,4 @@
-// Deleting a pack from the site (issue 10, item 3): a page that says what
+// Deleting a pack from the site: a page that says what
 // goes and that the id is held, and asks for the pack id to be typed before
 // the button works. Without JavaScript the form posts here and the server
 // checks the typed id itself; with it, src/web/client/pages/pack.ts sends the

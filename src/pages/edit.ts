@@ -1,4 +1,4 @@
-// The edit page of a published pack (issue 10, item 1): title, summary,
+// The edit page of a published pack: title, summary,
 // category, tags, description, thumbnail and gallery. Owner and staff; anyone
 // else gets the 404 page, as for a missing pack. The server renders the pack's
 // current state; src/web/client/pages/edit.ts tracks unsaved changes, uploads

@@ -1,5 +1,5 @@
-// A pack as a card in a grid: the browse page's results and a profile's packs
-// (issue 10, item 6). Title and id, summary, chips, the latest version and
+// A pack as a card in a grid: the browse page's results and a profile's packs.
+// Title and id, summary, chips, the latest version and
 // what Minecraft it is for, downloads, the owner (a link to their profile),
 // and "Hidden" when only its owner and staff can see it.
 import type { PackSummaryRecord } from '../packs/service.js'

@@ -1,4 +1,4 @@
-// A user's profile page, /users/{username}/ (issue 10, item 6): who they are
+// A user's profile page, /users/{username}/: who they are
 // and the packs they publish, as cards like the browse page's. Their own
 // hidden packs show to them and to staff, marked "Hidden". A disabled
 // account's profile is a 404 except to staff, who see it marked and, on

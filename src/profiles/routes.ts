@@ -1,4 +1,4 @@
-// Profiles (issue 10, item 6): GET /api/users/{username}/. The page
+// Profiles: GET /api/users/{username}/. The page
 // /users/{username}/ (src/pages/profile.ts) shows the same; staff disable and
 // enable accounts with POST /api/users/{username}/disable|enable/
 // (src/accounts/moderation-routes.ts).

@@ -1,4 +1,4 @@
-// Profiles (issue 10, item 6): a user and the packs they publish. Everyone
+// Profiles: a user and the packs they publish. Everyone
 // past the gate sees a profile's public packs; the owner and staff also see
 // the hidden ones (marked). A disabled account's profile is absent (404) to
 // all but staff, as its packs are.

@@ -1,4 +1,4 @@
-// By hash (issue 11, item 4): an updater that finds an archive on disk asks
+// By hash: an updater that finds an archive on disk asks
 // which pack and version it is, and what the newest version for its game is.
 // The match comes from one indexed query; `latest` is the update-check's own
 // answer for that pack (its cache, its bytes), so the two never disagree.

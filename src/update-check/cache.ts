@@ -3,7 +3,7 @@
 // version, so the answer is computed once and dropped the moment a publish
 // or a new version changes it.
 //
-// Everything a request chooses is bounded (issue 8, item 5: 80,000 Host
+// Everything a request chooses is bounded (80,000 Host
 // values once held 1.15 GB here). download_url is absolute, so an answer
 // depends on the origin asked; answers are cached for a short allow-list of
 // origins (PACKS_BASE_URL alone when set, else the first few seen, which are

@@ -61,7 +61,7 @@ export async function updateCheck(
   return answer
 }
 
-/** The most ids one batch may ask about (issue 11: up to 200). */
+/** The most ids one batch may ask about (up to 200). */
 export const MAX_BATCH = 200
 
 /** The batch's body as sent, and its ETag. */

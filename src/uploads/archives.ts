@@ -2,7 +2,7 @@
 // root pack.mcmeta say, and is it a resource pack or a data pack? Works through FileStore ranged reads, so the archive is
 // never loaded whole, wherever it is stored.
 //
-// An upload is hostile until proven otherwise (issue 8, item 4: 3000 central
+// An upload is hostile until proven otherwise (3000 central
 // directory records naming one deflated 1 MiB pack.mcmeta cost 26 s of CPU), so
 // the work here is bounded by the archive's size, never by what it claims:
 // the central directory is walked once, record by record, without decoding

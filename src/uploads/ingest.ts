@@ -128,7 +128,7 @@ const METER_BUFFER = 512 * 1024
  * Counts, hashes and keeps the head of the bytes passing through; fails the stream past `maxBytes`.
  * The count is private and its getter is not called `size` (nor length, byteLength, start/end):
  * @aws-sdk/lib-storage takes a body's `size` for its length, and a public `size = 0` here once
- * made every S3 upload above one part fail (issue 8).
+ * made every S3 upload above one part fail.
  */
 class Meter extends Transform {
   #bytes = 0

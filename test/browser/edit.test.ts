@@ -1,4 +1,4 @@
-// Editing a pack in Chromium (issue 10, item 1): from the pack page's Edit
+// Editing a pack in Chromium: from the pack page's Edit
 // link, a person changes the title, moves a gallery image down, adds an image
 // (with a progress bar), sees "Unsaved changes" and the leave-page warning,
 // and saves with the button; a second tab opened before that save is refused

@@ -1,5 +1,5 @@
 // backends: sqlite — pages are backend-independent; test/http/versions-manage.test.ts and pack-delete.test.ts cover every backend
-// Managing a published pack in Chromium (issue 10, items 2 and 3): on the
+// Managing a published pack in Chromium: on the
 // pack page the owner edits a changelog, yanks a version (marked, no longer
 // Latest, skipped by the update-check) and un-yanks it, and deletes a version
 // after a confirm() (dismissing it deletes nothing); a visitor sees the mark

@@ -1,4 +1,4 @@
-// Moderation in Chromium (issue 10, item 4): a staff member hides a pack from
+// Moderation in Chromium: a staff member hides a pack from
 // its page with a reason, the page then says it is hidden and offers Unhide,
 // a visitor gets the 404 page, and the audit log page (reached from the staff
 // navigation) shows the entry and filters by it; unhiding brings it back.

@@ -1,4 +1,4 @@
-// Profiles in Chromium (issue 10, item 6): a visitor follows the owner link
+// Profiles in Chromium: a visitor follows the owner link
 // from a pack page to the owner's profile, which lists their packs; browse
 // cards link there too; staff disable the account from its profile (the
 // page then says so and offers Enable) and enable it again; at phone width

@@ -1,4 +1,4 @@
-// The access log (issue 12, item 1): the server started as `npm start` starts
+// The access log: the server started as `npm start` starts
 // it, with default settings, writes one JSON line per request to stdout, in
 // pino's shape, and nothing secret: no credentials (they are headers, never
 // logged) and no file link's signature (a capability). PACKS_ACCESS_LOG=off

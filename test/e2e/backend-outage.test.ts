@@ -1,4 +1,4 @@
-// Backends unavailable for a while (issue 8, items 8 and 12): object storage,
+// Backends unavailable for a while: object storage,
 // the database and Redis are really stopped (s3rver closed, the files
 // directory gone, PostgreSQL shut down, SQLite locked by another connection,
 // redis-server terminated) and started again. While one is down, requests that

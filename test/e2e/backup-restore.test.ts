@@ -1,4 +1,4 @@
-// Backups that restore (issue 13, item 6): `packs backup <dir>` run as a real
+// Backups that restore: `packs backup <dir>` run as a real
 // process (`node bin/packs.js`, what `npx packs` runs) while the server keeps
 // running on the site, then `packs restore <dir>` into a new, empty site of
 // the same combination: SQLite + disk (SQLite's online backup), or PostgreSQL

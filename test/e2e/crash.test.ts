@@ -1,4 +1,4 @@
-// kill -9 in the middle of everything (issue 8, item 12). The real server,
+// kill -9 in the middle of everything. The real server,
 // started as `npm start` starts it, is killed while a large upload streams in
 // slowly and loops of publishes, new versions and draft deletes keep every
 // other kind of write in flight, so each kill lands at a different point of

@@ -1,6 +1,6 @@
 // backends: sqlite — each case chooses its own backends by URL in the process it starts
 //
-// Optional backends are loaded only when configured (issue 9): on SQLite and a
+// Optional backends are loaded only when configured: on SQLite and a
 // local disk neither the server nor the CLI loads pg, the AWS SDK or the Redis
 // client, and each of them is loaded once its URL asks for it. A module hook
 // in the child process writes down every module URL it resolves; Node 20's

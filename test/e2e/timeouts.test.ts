@@ -1,4 +1,4 @@
-// Slow clients over a real socket (issue 8, item 6): a dripped body, dripped
+// Slow clients over a real socket: a dripped body, dripped
 // headers, a stalled upload and an upload that outlives its deadline are cut
 // off in bounded time, leaving nothing in storage (disk, or S3 objects and
 // multipart uploads); an upload that keeps flowing is not cut off by the

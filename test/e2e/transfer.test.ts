@@ -338,7 +338,7 @@ describe('moving a site between backends', () => {
     const rows = (table: string) => after.rows[table]!.map((row) => JSON.parse(row) as Record<string, unknown>)
     for (const pack of rows('packs')) assert.deepEqual([pack.hidden_at, Number(pack.revision), Number(pack.downloads)], [null, 1, 0])
     for (const version of rows('versions')) assert.deepEqual([version.yanked_at, Number(version.downloads)], [null, 0])
-    // Short ids (issue 11, item 7) came later still: the import gives every pack and version one.
+    // Short ids came later still: the import gives every pack and version one.
     for (const row of [...rows('packs'), ...rows('versions')]) assert.match(String(row.short_id), /^[0-9A-Za-z]{8}$/)
     for (const user of rows('users')) assert.equal(user.disabled_at, null)
     for (const token of rows('api_tokens')) assert.equal(token.scope, 'full', 'tokens from before reaches are full access')

@@ -1,4 +1,4 @@
-// The update-check's fast path (issue 12, item 1; src/update-check/fast-path.ts)
+// The update-check's fast path (src/update-check/fast-path.ts)
 // answers cached update-checks before Fastify sees them. It is only reached
 // through a listening server (app.inject() goes straight to Fastify), so these
 // tests send each request twice: through the socket, and through app.inject()

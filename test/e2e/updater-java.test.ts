@@ -1,4 +1,4 @@
-// The README's Java example for updater authors (issue 11, item 8) is run, not
+// The README's Java example for updater authors is run, not
 // just shown: the ```java block of the README's "For updater authors" section
 // is written to a file as it stands and run with the JDK's source launcher
 // (`java VerifyPacks.java …`) against a listening server. It must accept the

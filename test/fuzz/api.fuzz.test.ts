@@ -1,4 +1,4 @@
-// Property-based fuzzing of every route (issue 8, item 11), on each backend
+// Property-based fuzzing of every route, on each backend
 // combination (SQLite + disk; PostgreSQL + S3 + Redis with the PACKS_TEST_*
 // variables scripts/run-tests.js sets). Knobs: FUZZ_SEED, FUZZ_RUNS,
 // FUZZ_PATH (replay one case), FUZZ_RAW_RUNS, FUZZ_SLOW_MS.

@@ -1,5 +1,5 @@
 // Adversarial text for the regular expressions and hand parsers that read
-// request input (issue 8, item 1): test/unit/regex-redos.test.ts calls them
+// request input: test/unit/regex-redos.test.ts calls them
 // directly, test/http/regex-redos.test.ts sends the text through the app.
 
 /** Text of about `size` characters built to make a backtracking matcher try every split. */

@@ -198,7 +198,7 @@ function zipCrc(entry: RawZipEntry): number {
 }
 
 /**
- * The upload of issue 8, item 4: one local `pack.mcmeta` holding 1 MiB of
+ * The ZIP entry bomb: one local `pack.mcmeta` holding 1 MiB of
  * spaces deflated to about a kilobyte, and `copies` central-directory records
  * all naming it and pointing at it (172 KB for 3000).
  */

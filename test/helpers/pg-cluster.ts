@@ -1,5 +1,5 @@
 // A PostgreSQL cluster of one test's own, which it may stop and start again
-// (an outage of the database, issue 8 item 12). Same approach as
+// (an outage of the database). Same approach as
 // scripts/with-postgres.sh: initdb in a temp directory, pg_ctl on a free
 // loopback port with trust auth and the sockets inside that directory, so
 // nothing touches the host's own PostgreSQL; as root (CI) the server runs as

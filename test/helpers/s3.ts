@@ -10,7 +10,7 @@
 // "no end"); that is corrected below too, since files tests ask for it.
 // `{ stock: true }` gives a second server without any of these patches, as
 // s3rver ships: the store must work against a server that cannot abort a
-// multipart upload (issue 8: that 405 once hid the real failure).
+// multipart upload (that 405 once hid the real failure).
 import fs from 'node:fs'
 import path from 'node:path'
 import { randomUUID } from 'node:crypto'

@@ -1,4 +1,4 @@
-// Verifiable answers (issue 11, item 1): the update-check and every version
+// Verifiable answers: the update-check and every version
 // carry the archive's size, SHA-256, SHA-1 and file name, computed while the
 // upload streams; files stored before SHA-1s were kept get theirs from the
 // start-up back-fill, which streams each stored file once.

@@ -1,4 +1,4 @@
-// The audit log (issue 10, item 4): who did what to which pack, version or
+// The audit log: who did what to which pack, version or
 // account, and when; GET /api/audit/ and the page /staff/audit/, staff only.
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'

@@ -1,4 +1,4 @@
-// The failed-password limits under attack (issue 8, items 2 and 3): the gate's
+// The failed-password limits under attack: the gate's
 // and the accounts' counts kept apart, counted before the check so concurrent
 // guesses meet the limit, IPv6 counted per /64, scrypt capped, other clients
 // and other credentials never held up; on the limiter in memory and in Redis.

@@ -1,5 +1,4 @@
-// `npx packs pack hide|unhide|delete` and `user disable|enable` (issue 10,
-// item 4) on a site the app serves at the same time: the commands run through
+// `npx packs pack hide|unhide|delete` and `user disable|enable` on a site the app serves at the same time: the commands run through
 // the CLI's main() in this process (helpers/server.ts runCli) on the site's
 // own environment, and their effects are checked through the running app.
 // With REDIS_URL (the scaled combination) the CLI drops the update-check's

@@ -1,4 +1,4 @@
-// Downloads counted (issue 10, item 7): an archive fetched with download=1
+// Downloads counted: an archive fetched with download=1
 // counts once per client address, version and UTC day, in batches (no write
 // per download); HEAD, 304, a resumed range, a file that is no archive and a
 // plain fetch do not count. Shown on the pack and its versions, the listing's

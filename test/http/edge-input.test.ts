@@ -1,4 +1,4 @@
-// Hostile input at the edge (issue 8, items 7 and 8): where a form sends the
+// Hostile input at the edge: where a form sends the
 // browser afterwards (`next`), JSON nested deeper than anything walks safely,
 // page numbers far out of range, multipart boundaries longer than RFC 2046
 // allows, and NUL or unpaired surrogates in any text. Each once gave a 500 (or

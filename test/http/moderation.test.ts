@@ -1,4 +1,4 @@
-// Moderation (issue 10, item 4): staff hide packs and disable accounts.
+// Moderation: staff hide packs and disable accounts.
 // Hidden: only the owner and staff see the pack (API, page, listing) and the
 // update-check answers 404 at once; unhiding restores it. Disabled: the
 // account's session and token stop at once (401 naming the reason), sign-in

@@ -1,4 +1,4 @@
-// Existing launchers can read a Packs site (issue 11, item 7): a real Modrinth
+// Existing launchers can read a Packs site: a real Modrinth
 // client library from npm (@xmcl/modrinth, the X Minecraft Launcher's),
 // pointed at a listening Packs server with the base URL <origin>/api/modrinth
 // and a Packs API token sent Modrinth's way (`Authorization: <token>`), lists

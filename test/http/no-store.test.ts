@@ -1,4 +1,4 @@
-// Cache-Control on answers that carry secrets (issue 8, item 10). Every answer
+// Cache-Control on answers that carry secrets. Every answer
 // is `no-store` unless its route chooses caching on purpose: a CSRF token, a
 // new API token or a draft must never sit in a browser's disk cache or a
 // shared proxy, and gated answers are not protected by RFC 9111 §3.5 (the gate

@@ -1,4 +1,4 @@
-// Deleting a pack (issue 10, items 3 and 9): the pack, its versions, tags,
+// Deleting a pack: the pack, its versions, tags,
 // gallery, thumbnail and their files go (a file still used elsewhere stays),
 // token reaches to it go, its namespace:pack_id is refused to every new pack
 // for 30 days and free after. Owner and staff; anyone else gets 404, as for

@@ -1,4 +1,4 @@
-// A pack's description on its page (issue 8, item 10): rendered once per
+// A pack's description on its page: rendered once per
 // change, not on every view, and hostile Markdown published through the
 // normal flow renders in bounded time, never a 500. Runs on SQLite + disk and
 // on PostgreSQL + S3.

@@ -1,4 +1,4 @@
-// Editing a pack (issue 10, item 1): PATCH /api/packs/{ns}/{pack_id}/ and the
+// Editing a pack: PATCH /api/packs/{ns}/{pack_id}/ and the
 // edit page. Fields and their limits, the revision check (a stale or racing
 // edit is a 409 and changes nothing), permissions (someone else's pack is 404,
 // staff may edit anyone's), thumbnail and gallery replaced with the old files

@@ -1,4 +1,4 @@
-// The packs' listing as it scales (issue 12, item 4; migration 0007): totals
+// The packs' listing as it scales (migration 0007): totals
 // kept by triggers follow every change of what is listed, the title search's
 // index follows every title, and a search counts and reaches its first
 // SEARCH_LIMIT matches. Runs on both combinations: SQLite (its FTS5 trigram

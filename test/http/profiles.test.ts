@@ -1,4 +1,4 @@
-// Profiles (issue 10, item 6): GET /api/users/{username}/ and /users/{username}/
+// Profiles: GET /api/users/{username}/ and /users/{username}/
 // list a user's packs; hidden ones only to their owner and staff (marked); a
 // disabled account is 404 except to staff; names match in any case; pack
 // pages and browse cards link the owner there; staff get Disable / Enable.

@@ -1,4 +1,4 @@
-// Per-user quotas (issue 8, item 10): bytes and number of pending uploads,
+// Per-user quotas: bytes and number of pending uploads,
 // number of drafts. Checked before an upload's body is read, enforced while it
 // streams (it stops at what the quota still holds) and counted again under the
 // user's lock when its row is written, so concurrent requests cannot squeeze

@@ -1,4 +1,4 @@
-// Adversarial text (test/helpers/adversarial.ts, issue 8, item 1) sent through
+// Adversarial text (test/helpers/adversarial.ts) sent through
 // the app, as headers, query strings and bodies, for what runs inside Fastify
 // and its plugins (content type and cookie parsing, the query-string parser,
 // schema formats) and for the Bearer pattern of src/accounts/auth.ts, which is

@@ -1,5 +1,5 @@
 // Uploads above S3's part size, through HTTP as an admin or a player's browser
-// sends them (issue 8, item 8): with STORAGE_URL=s3://… every upload of 5 MiB
+// sends them: with STORAGE_URL=s3://… every upload of 5 MiB
 // or more failed with a 500, because lib-storage read the upload's metering
 // stream's public `size` field (0) as the body's length and refused the parts
 // it had sent. The FileStore contract test (test/backends/storage.test.ts) streams

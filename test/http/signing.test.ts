@@ -1,4 +1,4 @@
-// Signed answers (issue 11, item 5): every 200 of the update-check, its batch
+// Signed answers: every 200 of the update-check, its batch
 // and its by-hash lookups carries Packs-Signature, an Ed25519 signature over
 // the exact body bytes naming the key; the public keys are at
 // /api/update-check/keys/; the key is made once and kept in the database; a

@@ -1,4 +1,4 @@
-// Tokens with a reach (issue 10, item 5): read-only tokens, and tokens that
+// Tokens with a reach: read-only tokens, and tokens that
 // may only publish new versions of chosen packs of their owner, with an
 // expiry. A request beyond the reach is 403 with a detail naming what the
 // token may do; sessions and old (full) tokens are unaffected. Also: creating

@@ -1,4 +1,4 @@
-// Batch and by-hash (issue 11, items 3 and 4): POST /api/update-check/ checks
+// Batch and by-hash: POST /api/update-check/ checks
 // up to 200 packs in one request, each with exactly the single check's answer
 // or null, the misses read in one database round trip, with an ETag over the
 // whole answer; GET /api/update-check/by-hash/{hash} and its batch name the

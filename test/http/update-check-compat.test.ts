@@ -1,4 +1,4 @@
-// Compatible answers (issue 11, item 2): ?pack_format=N and ?game_version=R
+// Compatible answers: ?pack_format=N and ?game_version=R
 // on the update-check give the newest version that runs on that game, for the
 // pack's kind; 404 with a detail when none does; without either, the plain
 // answer. Each variant has its own cached answer and ETag, dropped with the

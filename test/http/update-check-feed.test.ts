@@ -1,6 +1,6 @@
 // With REDIS_URL, instances tell each other what changed through Redis pub/sub
 // (src/shared-state/redis-feed.ts) instead of asking Redis on every
-// update-check (issue 12, item 6). Two instances of one site (one database,
+// update-check. Two instances of one site (one database,
 // one store, one Redis): a new version through one is the other's answer
 // within 100 ms; while the other's feed is down it asks Redis on every request
 // and serves nothing stale; a failed password through one makes the other ask

@@ -1,4 +1,4 @@
-// Managing versions (issue 10, items 2 and 9): edit a changelog, yank and
+// Managing versions: edit a changelog, yank and
 // un-yank (still downloadable, never latest anywhere), delete a version (its
 // file goes unless still used). Owner and staff only; anyone else gets 404, as
 // for drafts. Deleting whole packs: ./pack-delete.test.ts.

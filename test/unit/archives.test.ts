@@ -1,4 +1,4 @@
-// inspectArchive against hostile archives (issue 8, item 4). The time limits
+// inspectArchive against hostile archives. The time limits
 // here are denial-of-service bounds, not performance claims: each is far above
 // what the check needs on a slow, busy machine and far below what the attack
 // cost before (the 3000-record bomb took 15 to 26 s of CPU), so a test fails
@@ -67,7 +67,7 @@ const MCMETA = '{"pack":{"pack_format":15,"description":"x"}}'
 const DECLARES_15: PackDeclaration = { kind: null, range: { min: [15, 0], max: [15] } }
 const DECLARES_NOTHING: PackDeclaration = { kind: null, range: null }
 
-describe('the ZIP entry bomb of issue 8', () => {
+describe('the ZIP entry bomb', () => {
   test('3000 records naming one deflated 1 MiB pack.mcmeta: refused as a duplicate entry, without inflating', async () => {
     const bomb = zipEntryBomb(3000)
     assert.ok(bomb.length > 170_000 && bomb.length < 175_000, `the issue's 172 KB shape (${bomb.length})`)

@@ -1,5 +1,5 @@
 // Every regular expression and hand parser that reads request input, fed
-// adversarial text (issue 8, item 1): long whitespace runs, near-misses that
+// adversarial text: long whitespace runs, near-misses that
 // fail only at the last character, repeated separators, quotes, escapes and
 // digits. A backtracking pattern costs quadratic or worse time in such input
 // (the old Range pattern: seconds at 3,000 characters, minutes at 8,000), so
@@ -13,7 +13,7 @@
 //
 // Audited and left out: src/config/index.ts (environment, not requests); the
 // markdown renderer (markdown-it, not a pattern of ours: its cost on long
-// descriptions is issue 8, item 10).
+// descriptions is measured in test/http/pack-description.test.ts).
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { ifRangeHolds, parseRange } from '../../src/files/ranges.js'

@@ -1,6 +1,6 @@
 import { sql, type ColumnDataType, type Expression, type Kysely } from 'kysely'
 
-// After publishing (issue 10): editing, yanking, deleting, moderation, token
+// After publishing: editing, yanking, deleting, moderation, token
 // reach, download counts and the Minecraft releases a version is for. Only
 // added columns (with defaults) and new tables, so a site upgraded from the
 // initial schema keeps every row as it was: old tokens are full access, old

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely'
 
-// The update protocol (issue 11): every answer carries the archive's SHA-1
+// The update protocol: every answer carries the archive's SHA-1
 // beside its SHA-256 (a vanilla server's resource-pack-sha1 and most
 // launchers use SHA-1), and an updater may ask by either hash. Files stored
 // before this migration have no SHA-1: it stays null until the start-up

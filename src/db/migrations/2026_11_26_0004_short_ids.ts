@@ -3,8 +3,8 @@ import type { Database } from '../schema.js'
 import { fillMissingShortIds } from '../short-ids.js'
 
 // Short ids (src/db/short-ids.ts): 8 base62 characters per pack and
-// version, the shape of Modrinth's ids, for the Modrinth-compatible API
-// (issue 11, item 7). Nullable, so the column can be added to a table with
+// version, the shape of Modrinth's ids, for the Modrinth-compatible API.
+// Nullable, so the column can be added to a table with
 // rows; every row gets one here, and every new row when it is inserted.
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('packs').addColumn('short_id', 'text').execute()

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely'
 
-// How many packs carry each tag, kept on the tag (issue 12, item 4). Tag
+// How many packs carry each tag, kept on the tag. Tag
 // suggestions and the browse page's tag chips ordered tags by a count of
 // pack_tags made on every request: at 100,000 packs that was hundreds of
 // milliseconds a request. A trigger on pack_tags keeps the count, so every

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely'
 
-// The packs' listing at the size of a real site (issue 12, item 4). At
+// The packs' listing at the size of a real site. At
 // 100,000 packs and 1,000,000 users the browse page took 600-800 ms: every
 // listing counted its matches by scanning the packs table and looking up
 // each owner (is the account disabled?), a title search scanned every title,
