@@ -139,7 +139,7 @@ describe('moving a site between backends', () => {
       })
       assert.equal(login.status, 200, await login.text())
       sessionCookie = /packs_session=[^;]+/.exec(login.headers.get('set-cookie') ?? '')![0]
-      // Issue 10's tables: a hidden pack and the audit log (the demo's publishes are in it already), a deleted
+      // The tables of managing published packs: a hidden pack and the audit log (the demo's publishes are in it already), a deleted
       // pack's held id, a publish token's packs, a download counted (written when the server stops).
       const json = (headers: Record<string, string>) => ({ ...headers, 'content-type': 'application/json' })
       const [hideNs, hideId] = demo.packs[1]!.split(':')

@@ -1,4 +1,4 @@
-// Issue 10, item 8: a version says which Minecraft releases it is for, not
+// A version says which Minecraft releases it is for, not
 // only its pack_format. Resource and data packs are published with each shape
 // of pack.mcmeta, and the API's fields and the pages' words are checked; an
 // archive whose format the table does not know still publishes.

@@ -1,4 +1,4 @@
-// Issue 8, item 5: the update-check cache and the Host header. A 12 KB Host
+// The update-check cache and the Host header. A 12 KB Host
 // used to be echoed into download_url and cached per value (80,000 of them
 // held 1.15 GB). The Host is now checked at the edge, answers are cached for
 // PACKS_BASE_URL or a short allow-list of origins, and the cache is bounded by

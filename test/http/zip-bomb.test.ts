@@ -1,4 +1,4 @@
-// Issue 8, item 4, as the attacker sent it: a 172 KB version upload whose 3000
+// The ZIP entry bomb, as an attacker sent it: a 172 KB version upload whose 3000
 // central-directory records all name one deflated 1 MiB pack.mcmeta (26 s of
 // CPU before). The time limit is a denial-of-service bound, generous for a busy
 // CI machine, not a performance claim.

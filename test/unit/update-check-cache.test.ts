@@ -40,7 +40,7 @@ test('a flood of Host headers does not grow one pack without bound', () => {
   assert.ok(kept > 0 && kept <= 8, `kept ${kept} origins`)
 })
 
-// Issue 8, item 5: everything a client chooses (the Host, the pack id) is bounded.
+// Everything a client chooses (the Host, the pack id) is bounded.
 
 const sized = (version: string, bytes: number) => ({ body: JSON.stringify({ version, pad: 'x'.repeat(bytes) }), etag: `"${version}"` })
 
