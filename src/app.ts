@@ -1,8 +1,9 @@
 // buildApp(config): the whole service as one Fastify instance, without
 // listening. `npm start`, the benchmark and every test build it the same way.
 // Plugins load in three phases, each named with what it needs:
-//   1. infrastructure: 'shared-state' (memory or Redis), 'db', 'storage', then
-//      Fastify's own (cookies, forms, OpenAPI) and the HTTP plumbing;
+//   1. infrastructure: 'config' (the settings and the clock), 'assets' (the pages' bundle),
+//      'shared-state' (memory or Redis), 'db', 'storage', then Fastify's own (cookies, forms,
+//      OpenAPI) and the HTTP plumbing;
 //   2. our services: 'gate' (needs db), 'auth' (db, shared-state, gate),
 //      'metrics' (db, shared-state, auth), 'downloads' (db, gate), 'signing' (db);
 //   3. routes, one encapsulated plugin per resource, so what one registers
@@ -21,16 +22,18 @@ import database from './db/plugin.js'
 import storage from './storage/plugin.js'
 import sharedState from './shared-state/plugin.js'
 import type { UpdateCheckCacheLimits } from './update-check/cache.js'
-import { Gate } from './accounts/gate.js'
-import gate from './accounts/gate-plugin.js'
-import auth from './accounts/auth.js'
+import { Gate } from './auth/gate.js'
+import gate from './auth/gate-plugin.js'
+import auth from './auth/plugin.js'
 import bulkhead from './http/bulkhead.js'
-import { PasswordHasher } from './accounts/passwords.js'
+import { PasswordHasher } from './auth/passwords.js'
 import metrics from './stats/plugin.js'
 import downloads, { type DownloadsOptions } from './downloads/plugin.js'
 import signing from './signing/plugin.js'
 import syncClient from './sync-client/plugin.js'
-import { Assets } from './web/assets.js'
+import configPlugin from './config/plugin.js'
+import assets from './web/plugin.js'
+import { sendErrorPage } from './web/respond.js'
 import { answerFrameworkError, installErrorHandling } from './http/errors.js'
 import { installJsonBodyParser } from './http/json-body.js'
 import { installTextInputCheck } from './http/text-input.js'
@@ -49,6 +52,7 @@ import meRoutes from './accounts/me-routes.js'
 import fileRoutes from './files/routes.js'
 import uploadRoutes from './uploads/routes.js'
 import draftRoutes from './drafts/routes.js'
+import publishRoutes from './packs/publish-routes.js'
 import autocompleteRoutes from './autocomplete/routes.js'
 import packRoutes, { packVersionsRoutes } from './packs/routes.js'
 import packEditRoutes from './packs/edit-routes.js'
@@ -60,14 +64,20 @@ import syncClientRoutes from './sync-client/routes.js'
 import modrinthRoutes from './modrinth/routes.js'
 import statsRoutes from './stats/routes.js'
 import tokenRoutes from './accounts/token-routes.js'
-import packModerationRoutes from './packs/moderation-routes.js'
+import packModerationRoutes from './moderation/pack-routes.js'
 import packManageRoutes from './packs/manage-routes.js'
-import accountModerationRoutes from './accounts/moderation-routes.js'
+import accountModerationRoutes from './moderation/account-routes.js'
 import auditRoutes from './audit/routes.js'
 import profileRoutes from './profiles/routes.js'
 import schemaRoutes from './http/openapi.js'
 import pageRoutes from './pages/index.js'
-import './http/types.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** How many update-checks the fast path (src/update-check/fast-path.ts) has answered: tests and diagnostics. */
+    fastPathServed(): number
+  }
+}
 
 export interface BuildOptions {
   /** Fastify's logger option; tests pass false. */
@@ -159,10 +169,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 }
 
 async function registerAll(app: App, config: Config, options: BuildOptions): Promise<void> {
-  app.decorate('config', config)
-  app.decorate('clock', options.clock ?? Date.now)
-  app.decorate('assets', Assets.load())
-  installErrorHandling(app)
+  await app.register(configPlugin, { config, clock: options.clock })
+  await app.register(assets)
+  installErrorHandling(app, (request, reply, status, detail) => sendErrorPage(app, request, reply, status, detail))
 
   // Phase 1: infrastructure. The backends come first: a bad REDIS_URL,
   // DATABASE_URL or STORAGE_URL fails here, in one line, before anything listens.
@@ -230,6 +239,7 @@ async function registerAll(app: App, config: Config, options: BuildOptions): Pro
   await app.register(fileRoutes)
   await app.register(uploadRoutes)
   await app.register(draftRoutes)
+  await app.register(publishRoutes)
   await app.register(autocompleteRoutes)
   await app.register(packRoutes)
   await app.register(packEditRoutes)

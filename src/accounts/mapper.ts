@@ -2,7 +2,7 @@
 import type { MeBody } from '../api/accounts.js'
 import type { ApiTokenBody, CreatedTokenBody } from '../api/tokens.js'
 import type { ListedApiToken } from './tokens-service.js'
-import type { User } from './users-repository.js'
+import type { User } from '../auth/user.js'
 
 export function toApiToken(token: ListedApiToken): ApiTokenBody {
   return {

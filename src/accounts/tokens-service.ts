@@ -3,19 +3,17 @@
 import { TOKEN_MAX_DAYS, TOKEN_MAX_PACKS, TOKEN_NAME_MAX, TOKEN_SCOPES, UUID_PATTERN, type TokenScope } from '../api/constants.js'
 import type { Db } from '../db/index.js'
 import { nowIso } from '../db/time.js'
-import { BadRequest, Conflict, NotFound, Unauthorized } from '../errors.js'
+import { BadRequest, Conflict, NotFound } from '../errors.js'
 import {
-  findLiveTokenByHash, insertApiToken, listUserApiTokens, revokeUserApiToken, touchApiToken, type ApiTokenRecord,
-} from './credentials-repository.js'
-import { newSecret, sha256Hex } from './secrets.js'
+  insertApiToken, listUserApiTokens, revokeUserApiToken, type ApiTokenRecord,
+} from '../auth/credentials-repository.js'
+import { newSecret, sha256Hex } from '../auth/secrets.js'
 import { findPacksByNames, insertTokenPacks, listOwnedPacks, listUserTokenPackNames, type FoundPack, type NamedPack } from './token-packs-repository.js'
-import { packName, storedScope, type TokenReach } from './token-reach.js'
+import { packName, storedScope } from '../auth/token-reach.js'
+import { API_TOKEN_PREFIX } from '../auth/tokens.js'
 import { requireUser } from './users-service.js'
-import type { User } from './users-repository.js'
+import type { User } from '../auth/user.js'
 
-const API_TOKEN_PREFIX = 'packs_'
-/** last_used_at is a hint for the owner, not an audit log: write it at most once a minute per token. */
-const TOKEN_TOUCH_INTERVAL_MS = 60_000
 
 /**
  * What a new token may do, as asked: `scope` (full when absent) and, for
@@ -174,7 +172,7 @@ export function checkExpiry(expiresInDays: number | null): void {
 
 export interface ListedApiToken extends Omit<ApiTokenRecord, 'scope'> {
   expired: boolean
-  /** The token's reach (src/accounts/token-reach.ts); tokens made before reaches existed are 'full'. */
+  /** The token's reach (src/auth/token-reach.ts); tokens made before reaches existed are 'full'. */
   scope: TokenScope
   /** scope 'publish': the packs it may publish versions of, as namespace:pack_id (current names; deleted ones are gone). */
   packs: string[]
@@ -203,25 +201,4 @@ export async function listPublishablePacks(db: Db, userId: string): Promise<Arra
 export async function revokeApiToken(db: Db, userId: string, tokenId: string): Promise<void> {
   const ok = UUID_PATTERN.test(tokenId) && (await revokeUserApiToken(db, userId, tokenId.toLowerCase(), nowIso()))
   if (!ok) throw new NotFound('token not found')
-}
-
-/**
- * The user of `Bearer <username> <token>` and the token's reach, or undefined
- * when the pair is not a live token. The token is found by its hash (an
- * indexed equality on a digest, which leaks nothing useful through timing);
- * the username must then match. `username` null: the token alone, as
- * Modrinth's clients send it (`Authorization: <token>`, src/modrinth/); it
- * is as unguessable without the name as with it.
- */
-export async function authenticateToken(db: Db, username: string | null, token: string): Promise<{ user: User; reach: TokenReach } | undefined> {
-  if (!token.startsWith(API_TOKEN_PREFIX)) return undefined
-  const now = Date.now()
-  const owner = await findLiveTokenByHash(db, sha256Hex(token), nowIso(now))
-  if (!owner || (username !== null && owner.usernameLower !== username.toLowerCase())) return undefined
-  // Only the holder of a real token of this account (name and token) learns that it is disabled.
-  if (owner.disabled) throw new Unauthorized('this account has been disabled by staff; its tokens do not work while it is')
-  if (!owner.lastUsedAt || now - Date.parse(owner.lastUsedAt) > TOKEN_TOUCH_INTERVAL_MS) {
-    await touchApiToken(db, owner.tokenId, nowIso(now))
-  }
-  return { user: owner.user, reach: owner.reach }
 }

@@ -3,18 +3,9 @@ import { randomUUID } from 'node:crypto'
 import type { Db } from '../db/index.js'
 import type { UsersTable } from '../db/schema.js'
 import { nowIso } from '../db/time.js'
+import { rowToUser, type User } from '../auth/user.js'
 
 export type UserRow = UsersTable
-
-export interface User {
-  id: string
-  username: string
-  isStaff: boolean
-}
-
-export function rowToUser(row: Pick<UserRow, 'id' | 'username' | 'is_staff'>): User {
-  return { id: row.id, username: row.username, isStaff: row.is_staff === 1 }
-}
 
 export async function insertUser(db: Db, username: string, passwordHash: string, isStaff: boolean): Promise<User> {
   const row: UserRow = {

@@ -5,12 +5,13 @@ import { USERNAME_PATTERN } from '../api/constants.js'
 import type { Db } from '../db/index.js'
 import { BadRequest, Conflict, NotFound } from '../errors.js'
 import type { App } from '../http/types.js'
-import { checkPasswordAttempt } from './attempts.js'
-import { deleteUserSessions } from './credentials-repository.js'
-import type { PasswordHasher } from './passwords.js'
-import { sha256Hex } from './secrets.js'
+import { checkPasswordAttempt } from '../auth/attempts.js'
+import { deleteUserSessions } from '../auth/credentials-repository.js'
+import type { PasswordHasher } from '../auth/passwords.js'
+import { sha256Hex } from '../auth/secrets.js'
 import { validateUsername } from './usernames.js'
-import { findPasswordHash, findUserRowByUsername, insertUser, rowToUser, updateUser, type User } from './users-repository.js'
+import { findPasswordHash, findUserRowByUsername, insertUser, updateUser } from './users-repository.js'
+import { rowToUser, type User } from '../auth/user.js'
 
 export const MIN_PASSWORD_LENGTH = 8
 

@@ -4,6 +4,13 @@
 // registration with its one-line ConfigError, so nothing listens.
 import fp from 'fastify-plugin'
 import { migrateToLatest, openDatabase } from './index.js'
+import type { Db } from './index.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    db: Db
+  }
+}
 
 export default fp(async (app) => {
   const db = await openDatabase(app.config.databaseUrl)

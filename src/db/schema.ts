@@ -27,7 +27,7 @@ export interface ApiTokensTable {
   last_used_at: string | null
   expires_at: string | null
   revoked_at: string | null
-  /** 'full', 'read' or 'publish' (new versions of the packs in token_packs): src/accounts/token-reach.ts. */
+  /** 'full', 'read' or 'publish' (new versions of the packs in token_packs): src/auth/token-reach.ts. */
   scope: Generated<string>
 }
 

@@ -8,7 +8,7 @@
 // version's and the pack's counters, in the same transaction as the marks.
 //
 // The client is the one the failure limit counts (clientKey,
-// src/accounts/addresses.ts): an IPv4 address however it is spelt (a
+// src/auth/addresses.ts): an IPv4 address however it is spelt (a
 // dual-stack socket reports 192.0.2.1 as ::ffff:192.0.2.1), and an IPv6
 // client by its /64, since a host picks new addresses in its /64 at will and
 // could otherwise count one download as many.
@@ -19,8 +19,8 @@
 // counted (and the number left out is logged), rather than letting a flood of
 // distinct addresses grow the set without end.
 import type { Db } from '../db/index.js'
-import { clientKey } from '../accounts/addresses.js'
-import { hmacHex } from '../accounts/secrets.js'
+import { clientKey } from '../auth/addresses.js'
+import { hmacHex } from '../auth/secrets.js'
 import { addPackDownloads, addVersionDownloads, insertSeen, type SeenRow } from './repository.js'
 
 /** Distinct (day, version, client) waiting to be written; about 200 bytes each, so a few MiB at the bound. */

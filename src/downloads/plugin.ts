@@ -7,6 +7,13 @@ import fp from 'fastify-plugin'
 import type { App } from '../http/types.js'
 import { DownloadCounter } from './counter.js'
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Archive downloads counted once per client address, version and UTC day, written in batches. */
+    downloads: DownloadCounter
+  }
+}
+
 export interface DownloadsOptions {
   /** Distinct downloads that may wait in memory (DEFAULT_MAX_PENDING): tests set it small and exceed it. */
   maxPending?: number | undefined

@@ -3,33 +3,12 @@
 import type { Db } from '../db/index.js'
 import type { DraftsTable } from '../db/schema.js'
 import { nowIso } from '../db/time.js'
-import { lockUserQuotas } from '../uploads/repository.js'
-import { Conflict } from '../errors.js'
+import { checkDraftQuota, findDraftOwnerId, lockUserQuotas } from '../uploads/quota-repository.js'
 
 export type DraftRow = DraftsTable
 
 export async function findOwnedDraft(db: Db, userId: string, draftId: string): Promise<DraftRow | undefined> {
   return db.selectFrom('drafts').selectAll().where('id', '=', draftId).where('user_id', '=', userId).executeTakeFirst()
-}
-
-/**
- * Makes sure the draft exists and is the caller's: creates it (empty) if the
- * UUID is new and the caller has fewer than `maxDrafts` drafts (a Conflict
- * otherwise). Returns false when it belongs to someone else. The caller holds
- * lockUserQuotas (src/uploads/repository.ts) in the same transaction.
- */
-export async function claimDraft(db: Db, userId: string, draftId: string, maxDrafts: number): Promise<boolean> {
-  const existing = await findDraftOwnerId(db, draftId)
-  if (existing !== undefined) return existing === userId
-  await checkDraftQuota(db, userId, maxDrafts)
-  const now = nowIso()
-  // ON CONFLICT DO NOTHING: another user racing for the same new UUID; one row wins, the other caller gets false.
-  await db
-    .insertInto('drafts')
-    .values({ id: draftId, user_id: userId, data: '{}', created_at: now, updated_at: now })
-    .onConflict((oc) => oc.column('id').doNothing())
-    .execute()
-  return (await findDraftOwnerId(db, draftId)) === userId
 }
 
 /**
@@ -58,14 +37,6 @@ export async function saveDraft(db: Db, userId: string, draftId: string, data: s
   })
 }
 
-/** A Conflict when the user already has `maxDrafts` drafts: no new one. */
-export async function checkDraftQuota(db: Db, userId: string, maxDrafts: number): Promise<void> {
-  const row = await db.selectFrom('drafts').select((eb) => eb.fn.countAll<number | string>().as('n')).where('user_id', '=', userId).executeTakeFirstOrThrow()
-  if (Number(row.n) >= maxDrafts) {
-    throw new Conflict(`you already have ${Number(row.n)} drafts, the most one user may keep (${maxDrafts}); publish or delete some (My drafts) to start another`)
-  }
-}
-
 export async function deleteDraftRow(db: Db, draftId: string): Promise<void> {
   await db.deleteFrom('drafts').where('id', '=', draftId).execute()
 }
@@ -73,12 +44,6 @@ export async function deleteDraftRow(db: Db, draftId: string): Promise<void> {
 export async function listAbandonedDraftIds(db: Db, updatedBefore: string, limit: number): Promise<string[]> {
   const rows = await db.selectFrom('drafts').select('id').where('updated_at', '<', updatedBefore).orderBy('updated_at').limit(limit).execute()
   return rows.map((r) => r.id)
-}
-
-/** Who owns the draft, if it exists: the create page tells "new" (empty form) from "someone else's" (404). */
-export async function findDraftOwnerId(db: Db, draftId: string): Promise<string | undefined> {
-  const row = await db.selectFrom('drafts').select('user_id').where('id', '=', draftId).executeTakeFirst()
-  return row?.user_id
 }
 
 /** One line of "My drafts", before its data is read. */

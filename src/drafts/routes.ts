@@ -1,10 +1,7 @@
-// Drafts of the create page (/api/draft/) and publishing one (docs/decisions.md#publishing).
+// Drafts of the create page (/api/draft/). Publishing one is the packs' (src/packs/publish-routes.ts).
 import type { App } from '../http/types.js'
 import { Success, bearerAuth, errorResponses } from '../api/common.js'
-import { DraftData, DraftList, DraftQuery, DraftSaveBody, DraftSaved, PublishBody } from '../api/drafts.js'
-import { Pack } from '../api/packs.js'
-import { fileUrls, toPack } from '../packs/mapper.js'
-import { publishDraft } from '../packs/service.js'
+import { DraftData, DraftList, DraftQuery, DraftSaveBody, DraftSaved } from '../api/drafts.js'
 import { toDraftData, toDraftListItem, toDraftSaved } from './mapper.js'
 import { autosaveDraft, deleteDraft, listDrafts, loadDraft } from './service.js'
 
@@ -69,23 +66,5 @@ export default async function draftsRoutes(app: App): Promise<void> {
   }, async (request) => {
     const drafts = await listDrafts(app.db, request.user!.id)
     return drafts.map(toDraftListItem)
-  })
-
-  app.post('/api/draft/publish/', {
-    config: { access: 'user' },
-    schema: {
-      summary: 'Publish a draft as a new pack',
-      description: 'Turns the caller\'s draft into a pack and its first version. Needs title and version_name in the draft\'s data '
-        + 'and exactly one version upload; the thumbnail (the newest thumbnail upload) and media uploads go along. '
-        + 'Namespace: the caller\'s username in lower case; pack_id: the title as a slug of [a-z0-9_-]. '
-        + 'Tags are matched to the site\'s tags by name (unknown names are ignored), the category by key. The draft is consumed.',
-      tags: ['drafts'],
-      security: bearerAuth,
-      body: PublishBody,
-      response: { 201: Pack, ...errorResponses(400, 401, 404, 409) },
-    },
-  }, async (request, reply) => {
-    const pack = await publishDraft(app, request.user!, request.body.draft)
-    return reply.code(201).send(toPack(pack, fileUrls(app.config, request)))
   })
 }

@@ -1,12 +1,15 @@
 // Drafts of the create page (/api/draft/): load, autosave, delete, and
-// the caller's list. Publishing one is the packs' use case (src/packs/service.ts).
+// the caller's list; removing drafts with their uploads and bytes (on request and by the sweep).
+// Publishing one is the packs' use case (src/packs/publish-service.ts).
 import type { Db } from '../db/index.js'
 import { NotFound } from '../errors.js'
 import type { FileStore } from '../storage/index.js'
-import { listDraftUploads, type PendingUpload } from '../uploads/repository.js'
-import { purgeDrafts, type PurgeLog } from '../uploads/pending.js'
+import { deleteUploadRows, listDraftUploads, listUploadsOfDrafts, type PendingUpload } from '../uploads/repository.js'
+import { deleteFileRows } from '../files/repository.js'
+import { deleteStoredFiles, type PurgeLog } from '../storage/delete.js'
 import { checkDraftData, draftIdOf, parseDraftData, readDraftFields, type DraftFields } from './data.js'
-import { findDraftOwnerId, findOwnedDraft, listOwnDrafts, saveDraft } from './repository.js'
+import { deleteDraftRow, findOwnedDraft, listOwnDrafts, saveDraft } from './repository.js'
+import { findDraftOwnerId } from '../uploads/quota-repository.js'
 
 export interface LoadedDraft {
   /** The saved data, as saved. */
@@ -83,4 +86,17 @@ export async function deleteDraft(db: Db, store: FileStore, userId: string, draf
 export async function listDrafts(db: Db, userId: string): Promise<DraftSummary[]> {
   const rows = await listOwnDrafts(db, userId)
   return rows.map((r) => ({ id: r.id, title: readDraftFields(r.data).title.trim() || null, updatedAt: r.updatedAt, uploads: r.uploads }))
+}
+
+/** Deletes the drafts, their pending uploads and those uploads' files. */
+export async function purgeDrafts(db: Db, store: FileStore, draftIds: readonly string[], log?: PurgeLog): Promise<void> {
+  if (draftIds.length === 0) return
+  const storageKeys = await db.transaction().execute(async (trx) => {
+    const uploads = await listUploadsOfDrafts(trx, draftIds)
+    await deleteUploadRows(trx, uploads.map((u) => u.id))
+    await deleteFileRows(trx, uploads.map((u) => u.fileId))
+    for (const id of draftIds) await deleteDraftRow(trx, id)
+    return uploads.map((u) => u.storageKey)
+  })
+  await deleteStoredFiles(store, storageKeys, log)
 }

@@ -1,9 +1,10 @@
 // Stored files' rows. A row names its bytes by storage_key, the one place a
 // file's key is read from: serving, deleting and checking all go by it.
+import type { Selectable } from 'kysely'
 import type { Db } from '../db/index.js'
 import type { FilesTable } from '../db/schema.js'
 import { nowIso } from '../db/time.js'
-import type { PackDeclaration } from '../minecraft/declaration.js'
+import type { PackDeclaration, PackKind } from '../minecraft/declaration.js'
 
 export type FileRow = FilesTable
 
@@ -89,4 +90,17 @@ export async function filesNotInUse(db: Db, ids: readonly string[]): Promise<Fil
     .where(({ not, exists, selectFrom }) => not(exists(selectFrom('packs').select('packs.id').whereRef('packs.thumbnail_file_id', '=', 'files.id'))))
     .where(({ not, exists, selectFrom }) => not(exists(selectFrom('uploads').select('uploads.id').whereRef('uploads.file_id', '=', 'files.id'))))
     .execute()
+}
+
+/** The declaration kept on a file's row (src/db/migrations/2026_11_23_0002_lifecycle.ts). */
+export function declarationOf(row: Pick<Selectable<FilesTable>, 'pack_kind' | 'min_format' | 'min_format_minor' | 'max_format' | 'max_format_minor'>): PackDeclaration {
+  const kind = row.pack_kind === 'resource' || row.pack_kind === 'data' ? (row.pack_kind as PackKind) : null
+  if (row.min_format === null || row.max_format === null) return { kind, range: null }
+  return {
+    kind,
+    range: {
+      min: [row.min_format, row.min_format_minor ?? 0],
+      max: row.max_format_minor === null ? [row.max_format] : [row.max_format, row.max_format_minor],
+    },
+  }
 }

@@ -5,11 +5,20 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import FindMyWay, { type HTTPMethod } from 'find-my-way'
 import { DomainError, ServiceUnavailable, TooManyRequests, databaseUnavailable } from '../errors.js'
 import type { App } from './types.js'
-import { sendErrorPage } from '../web/respond.js'
 import { wantsPage } from './request-kind.js'
 import { LINGER_UPLOADS, lingerAfterAnswer } from './lingering-close.js'
 
 export const WWW_AUTHENTICATE = 'Bearer realm="packs", charset="UTF-8"'
+
+/** How a browser navigating to a page is shown an error: the site's rendering (src/web/respond.ts) gives it. */
+export type ErrorPage = (request: FastifyRequest, reply: FastifyReply, status: number, detail: string) => FastifyReply
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Set by installErrorHandling: errors outside /api/ as a page. */
+    errorPage: ErrorPage
+  }
+}
 
 export function sendError(reply: FastifyReply, status: number, detail: string): FastifyReply {
   if (status === 401) reply.header('www-authenticate', WWW_AUTHENTICATE)
@@ -24,7 +33,7 @@ export function sendError(reply: FastifyReply, status: number, detail: string): 
     lingerAfterAnswer(request.raw, LINGER_UPLOADS * Math.max(...Object.values(uploadLimits)))
   }
   // A browser navigating to a page gets the error as a page; everything else (all of /api/) gets JSON.
-  if (wantsPage(request)) return sendErrorPage(request.server as App, request, reply, status, detail)
+  if (wantsPage(request)) return (request.server as App).errorPage(request, reply, status, detail)
   return reply.code(status).type('application/json; charset=utf-8').send({ detail })
 }
 
@@ -44,7 +53,8 @@ const CLIENT_ERROR_STATUS: Record<string, number> = {
   FST_INVALID_JSON_FIELD_ERROR: 400,
 }
 
-export function installErrorHandling(app: App): void {
+export function installErrorHandling(app: App, errorPage: ErrorPage): void {
+  app.decorate('errorPage', errorPage)
   app.setErrorHandler((error: FastifyError | DomainError, request, reply) => {
     const unavailable = asUnavailable(app, error)
     if (unavailable) {

@@ -20,6 +20,19 @@ export function downloadUrl(config: Config, request: FastifyRequest, fileId: str
   return `${publicOrigin(config, request)}/api/files/${fileId}/?download=1`
 }
 
+/**
+ * How file ids become URLs for one response: stored-file URLs like TempUpload's (relative unless PACKS_BASE_URL
+ * is set), download URLs always absolute (the in-game updater has no page to resolve them against).
+ */
+export interface FileUrls {
+  file(fileId: string): string
+  download(fileId: string): string
+}
+
+export function fileUrls(config: Config, request: FastifyRequest): FileUrls {
+  return { file: (id) => fileUrl(config, id), download: (id) => downloadUrl(config, request, id) }
+}
+
 /** Far longer than any address of this site; a longer `next` is not followed. */
 const MAX_NEXT_LENGTH = 2048
 /** Stands in for the site's origin: `next` is resolved against it as a browser resolves a Location against the real one. */

@@ -5,7 +5,7 @@
 // new table that keeps files must be added there, or the check would take its
 // files for unreferenced ones.
 import type { Db } from '../db/index.js'
-import { getSetting, putSetting } from '../accounts/credentials-repository.js'
+import { getSetting, putSetting } from '../auth/credentials-repository.js'
 
 export interface FileRowSummary {
   id: string

@@ -4,11 +4,14 @@
 // older than the grace period. The same pass runs once at start-up, in the
 // background, as soon as the server listens.
 import type { Db } from '../db/index.js'
-import { deleteExpiredSessions } from '../accounts/credentials-repository.js'
+import { deleteExpiredSessions } from '../auth/credentials-repository.js'
 import { nowIso } from '../db/time.js'
 import type { FileStore } from '../storage/index.js'
 import { formatFinding, formatSummary, runDoctor, type Finding } from './doctor.js'
-import { sweepExpired } from '../uploads/pending.js'
+import { listExpiredUploads } from '../uploads/repository.js'
+import { purgeUploads } from '../uploads/service.js'
+import { listAbandonedDraftIds } from '../drafts/repository.js'
+import { purgeDrafts } from '../drafts/service.js'
 import { deleteSeenBefore } from '../downloads/repository.js'
 import { utcDay } from '../downloads/counter.js'
 
@@ -121,4 +124,29 @@ export function startSweeper({ db, store, draftTtlMs, intervalMs, orphanGraceMs,
       await running
     },
   }
+}
+
+export interface SweepResult {
+  uploads: number
+  drafts: number
+}
+
+const SWEEP_BATCH = 500
+
+/** One pass: expired pending uploads, then drafts untouched for longer than `draftTtlMs`. */
+export async function sweepExpired(db: Db, store: FileStore, draftTtlMs: number, now = Date.now()): Promise<SweepResult> {
+  const result: SweepResult = { uploads: 0, drafts: 0 }
+  for (;;) {
+    const expired = await listExpiredUploads(db, nowIso(now), SWEEP_BATCH)
+    await purgeUploads(db, store, expired)
+    result.uploads += expired.length
+    if (expired.length < SWEEP_BATCH) break
+  }
+  for (;;) {
+    const abandoned = await listAbandonedDraftIds(db, nowIso(now - draftTtlMs), SWEEP_BATCH)
+    await purgeDrafts(db, store, abandoned)
+    result.drafts += abandoned.length
+    if (abandoned.length < SWEEP_BATCH) break
+  }
+  return result
 }

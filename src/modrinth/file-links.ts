@@ -13,9 +13,9 @@
 //   - the file's pack is one everyone may see (fileOfListedPack): hiding a
 //     pack or disabling its owner takes its files off the open web at once,
 //     not a week later when the links expire.
-import type { Gate } from '../accounts/gate.js'
-import type { FileUrls } from '../packs/mapper.js'
-import { hmacHex, safeEqual } from '../accounts/secrets.js'
+import type { Gate } from '../auth/gate.js'
+import type { FileUrls } from '../http/urls.js'
+import { hmacHex, safeEqual } from '../auth/secrets.js'
 import { MODRINTH_PREFIX } from '../api/modrinth.js'
 
 /** How long a link works: long enough for a launcher that lists now and downloads later in the session, or tomorrow. */

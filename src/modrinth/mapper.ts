@@ -1,6 +1,6 @@
 // Packs and versions in Modrinth's v2 shapes (src/api/modrinth.ts).
 import type { ModrinthProjectBody, ModrinthVersionBody } from '../api/modrinth.js'
-import type { FileUrls } from '../packs/mapper.js'
+import type { FileUrls } from '../http/urls.js'
 import type { PackDetail, VersionRecord } from '../packs/repository.js'
 import { loadersOf, releasesOf } from './game.js'
 

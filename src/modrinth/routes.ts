@@ -13,7 +13,7 @@ import {
 } from '../api/modrinth.js'
 import type { App } from '../http/types.js'
 import { publicOrigin } from '../http/urls.js'
-import type { FileUrls } from '../packs/mapper.js'
+import type { FileUrls } from '../http/urls.js'
 import { fileResponses } from '../api/files.js'
 import { isUuid } from '../api/constants.js'
 import { Forbidden, NotFound } from '../errors.js'

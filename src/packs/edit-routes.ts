@@ -3,7 +3,8 @@
 import type { App } from '../http/types.js'
 import { bearerAuth, errorResponses } from '../api/common.js'
 import { EditPackBody, Pack, PackParams } from '../api/packs.js'
-import { fileUrls, toPack } from './mapper.js'
+import { toPack } from './mapper.js'
+import { fileUrls } from '../http/urls.js'
 import { editPack } from './edit-service.js'
 
 export default async function packEditRoutes(app: App): Promise<void> {

@@ -1,24 +1,10 @@
-// Repository records of packs in the API's shape. URLs are made here, once:
-// stored-file URLs like TempUpload's (relative unless PACKS_BASE_URL is set),
-// download URLs always absolute (the in-game updater has no page to resolve
-// them against).
-import type { FastifyRequest } from 'fastify'
+// Repository records of packs in the API's shape, their file URLs made by the response's FileUrls
+// (src/http/urls.ts).
 import type { Static } from 'typebox'
-import type { Config } from '../config/index.js'
-import { downloadUrl, fileUrl } from '../http/urls.js'
+import type { FileUrls } from '../http/urls.js'
 import { describeDeclaration } from '../minecraft/releases.js'
 import type { CategoryRef, PackDetail, PackRecord, PackSummaryRecord, TagRef, VersionRecord } from './repository.js'
 import type { Category, PackBody, PackSummaryBody, PackTag, PackVersion } from '../api/packs.js'
-
-/** How file ids become URLs for one response. */
-export interface FileUrls {
-  file(fileId: string): string
-  download(fileId: string): string
-}
-
-export function fileUrls(config: Config, request: FastifyRequest): FileUrls {
-  return { file: (id) => fileUrl(config, id), download: (id) => downloadUrl(config, request, id) }
-}
 
 function toCategory(category: CategoryRef | null): Static<typeof Category> | null {
   return category && { key: category.key, name: category.name, color: category.color }

@@ -4,7 +4,8 @@
 import { SqliteAdapter, expressionBuilder, sql, type ExpressionBuilder, type Insertable, type Selectable, type SelectQueryBuilder } from 'kysely'
 import type { Db } from '../db/index.js'
 import type { Database, FilesTable, PacksTable, VersionsTable } from '../db/schema.js'
-import type { PackDeclaration, PackKind } from '../minecraft/declaration.js'
+import type { PackDeclaration } from '../minecraft/declaration.js'
+import { declarationOf } from '../files/repository.js'
 import { escapeLike, lowerNameChunks } from './tags-repository.js'
 import { newShortId } from '../db/short-ids.js'
 
@@ -255,19 +256,6 @@ export function toVersionRecord(v: VersionColumns): VersionRecord {
     downloads: Number(v.downloads),
     declaration: declarationOf(v),
     archive: { size: Number(v.size), sha256: v.sha256, sha1: v.sha1, filename: v.filename },
-  }
-}
-
-/** The declaration kept on a file's row (src/db/migrations/2026_11_23_0002_lifecycle.ts). */
-export function declarationOf(row: Pick<Selectable<FilesTable>, 'pack_kind' | 'min_format' | 'min_format_minor' | 'max_format' | 'max_format_minor'>): PackDeclaration {
-  const kind = row.pack_kind === 'resource' || row.pack_kind === 'data' ? (row.pack_kind as PackKind) : null
-  if (row.min_format === null || row.max_format === null) return { kind, range: null }
-  return {
-    kind,
-    range: {
-      min: [row.min_format, row.min_format_minor ?? 0],
-      max: row.max_format_minor === null ? [row.max_format] : [row.max_format, row.max_format_minor],
-    },
   }
 }
 

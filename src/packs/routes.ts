@@ -6,7 +6,8 @@ import { acceptFileForms, readFileForm } from '../http/multipart.js'
 import type { App } from '../http/types.js'
 import { bearerAuth, errorResponses } from '../api/common.js'
 import { NewVersionBody, Pack, PackList, PackListQuery, PackParams } from '../api/packs.js'
-import { fileUrls, toPack, toPackSummary } from './mapper.js'
+import { toPack, toPackSummary } from './mapper.js'
+import { fileUrls } from '../http/urls.js'
 import { addVersion, getPack, listPackPage } from './service.js'
 
 export default async function packsRoutes(app: App): Promise<void> {

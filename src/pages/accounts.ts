@@ -3,8 +3,8 @@
 // also answer JSON to a script that posts JSON.
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
-import { endBrowserSession, startBrowserSession } from '../accounts/cookies.js'
-import { csrfTokenFor } from '../accounts/csrf.js'
+import { endBrowserSession, startBrowserSession } from '../auth/cookies.js'
+import { csrfTokenFor } from '../auth/csrf.js'
 import { signIn } from '../accounts/sessions-service.js'
 import { validateUsername } from '../accounts/usernames.js'
 import { MIN_PASSWORD_LENGTH, changeOwnPassword, checkNewPassword, createUser } from '../accounts/users-service.js'

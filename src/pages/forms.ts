@@ -1,7 +1,7 @@
 // What the account and gate forms share: a failed post answers with the same
 // form again, the reason above it, under the error's status.
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { PasswordWorkBusy } from '../accounts/password-work.js'
+import { PasswordWorkBusy } from '../auth/password-work.js'
 import { DomainError, TooManyRequests } from '../errors.js'
 import type { App } from '../http/types.js'
 import type { SafeHtml } from '../web/html.js'

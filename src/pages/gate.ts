@@ -1,8 +1,8 @@
 // The gate page (docs/decisions.md#the-gate): the site password as a form, which sets the
 // gate cookie. Public: it is how a browser gets past the gate.
 import { Type } from 'typebox'
-import { checkGatePassword } from '../accounts/attempts.js'
-import { setGateCookie } from '../accounts/cookies.js'
+import { checkGatePassword } from '../auth/attempts.js'
+import { setGateCookie } from '../auth/cookies.js'
 import type { App } from '../http/types.js'
 import { safeNext } from '../http/urls.js'
 import { html, type SafeHtml } from '../web/html.js'

@@ -1,7 +1,7 @@
 // Settings → API tokens. Server-rendered list and forms that work without
 // JavaScript; with it, src/web/client/pages/tokens.ts creates and revokes
 // through /api/tokens/ (src/accounts/token-routes.ts) and updates the page in place.
-// Each token has a reach (src/accounts/token-reach.ts): full, read-only, or
+// Each token has a reach (src/auth/token-reach.ts): full, read-only, or
 // publishing new versions of packs chosen from the user's own.
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'

@@ -1,7 +1,8 @@
 // Profiles in the API's shape (UserProfile, src/api/profiles.ts). The
 // moderation routes answer a disable / enable with it too.
 import type { UserProfileBody } from '../api/profiles.js'
-import { toPackSummary, type FileUrls } from '../packs/mapper.js'
+import { toPackSummary } from '../packs/mapper.js'
+import type { FileUrls } from '../http/urls.js'
 import type { PackSummaryRecord } from '../packs/service.js'
 
 /** The account's side of a profile: any record with these fields (a profile's, or moderation's AccountState). */

@@ -1,12 +1,12 @@
 // Profiles: GET /api/users/{username}/. The page
 // /users/{username}/ (src/pages/profile.ts) shows the same; staff disable and
 // enable accounts with POST /api/users/{username}/disable|enable/
-// (src/accounts/moderation-routes.ts).
+// (src/moderation/account-routes.ts).
 import { PACKS_PER_PAGE } from '../api/constants.js'
 import { errorResponses } from '../api/common.js'
 import { UserParams, UserProfile, UserProfileQuery } from '../api/profiles.js'
 import type { App } from '../http/types.js'
-import { fileUrls } from '../packs/mapper.js'
+import { fileUrls } from '../http/urls.js'
 import { toUserProfile } from './mapper.js'
 import { getProfile } from './service.js'
 

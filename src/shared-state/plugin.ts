@@ -5,10 +5,23 @@
 // The Redis client and its adapters are imported only when REDIS_URL is set.
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
-import { MemoryAttemptLimiter, type AttemptKind, type AttemptLimiter } from '../accounts/limiter.js'
+import { MemoryAttemptLimiter, type AttemptKind, type AttemptLimiter } from '../auth/limiter.js'
 import { MemoryUpdateCheckCache, type UpdateCheckCache, type UpdateCheckCacheLimits } from '../update-check/cache.js'
 import type { StatsSnapshotBody } from '../api/stats.js'
 import { MemorySnapshotCache, type SnapshotCache } from '../stats/cache.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Failed-password counts per client: the gate password's and account passwords' (sign-in, password change) apart. */
+    attemptLimiters: Record<AttemptKind, AttemptLimiter>
+    /** The update-check's answers (src/update-check/cache.ts), in this process or kept in step through Redis. */
+    updateCheckCache: UpdateCheckCache
+    /** Where the statistics snapshot is kept between builds: this process, or Redis. */
+    statsSnapshotCache: SnapshotCache<StatsSnapshotBody>
+    /** Whether an error means the shared state (Redis) cannot answer now: a 503, not a 500. Always false without REDIS_URL. */
+    sharedStateUnavailable(error: unknown): boolean
+  }
+}
 
 interface SharedState {
   /** Failed-password counts per client, gate and account passwords apart: guessing one never locks anyone out of the other. */

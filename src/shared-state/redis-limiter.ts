@@ -1,6 +1,6 @@
 // The failed-attempt limiter in Redis (REDIS_URL), so a client guessing a
 // password is counted the same whichever instance it reaches. Same rules as
-// MemoryAttemptLimiter (src/accounts/limiter.ts): a fixed window per client that
+// MemoryAttemptLimiter (src/auth/limiter.ts): a fixed window per client that
 // starts at its first counted attempt; blocked once the count reaches
 // maxFailures; attempts reserved before the check and refunded on success.
 //
@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto'
 import type { RedisClient } from './redis.js'
 import type { RedisFeed } from './redis-feed.js'
 import { KEY_PREFIX } from './redis.js'
-import type { AttemptKind, AttemptLimiter, Refusal, Reservation } from '../accounts/limiter.js'
+import type { AttemptKind, AttemptLimiter, Refusal, Reservation } from '../auth/limiter.js'
 
 /**
  * KEYS[1] the client's hash; ARGV: maxFailures, windowMs, count (1 or 0), a new window id.

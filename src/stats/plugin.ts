@@ -8,6 +8,15 @@ import fp from 'fastify-plugin'
 import type { App } from '../http/types.js'
 import { EventLoopMonitor, RouteMetrics } from './metrics.js'
 import { buildSnapshot } from './service.js'
+import type { StatsSnapshotBody } from '../api/stats.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    metrics: RouteMetrics
+    /** The statistics snapshot, built at most once per PACKS_STATS_CACHE window (the API and the staff page share it). */
+    statsSnapshot(): Promise<StatsSnapshotBody>
+  }
+}
 
 async function metricsPlugin(app: App): Promise<void> {
   const metrics = new RouteMetrics()

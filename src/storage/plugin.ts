@@ -4,6 +4,13 @@
 // listens rather than at the first upload. Closed when the app closes.
 import fp from 'fastify-plugin'
 import { openFileStore } from './index.js'
+import type { FileStore } from './index.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    store: FileStore
+  }
+}
 
 export default fp(async (app) => {
   const store = await openFileStore(app.config.storageUrl)

@@ -5,7 +5,7 @@ import { publicOrigin } from '../http/urls.js'
 import type { App } from '../http/types.js'
 import { errorResponses } from '../api/common.js'
 import { UpdateCheckBatch, UpdateCheckBatchBody } from '../api/update-check.js'
-import { fileUrls } from '../packs/mapper.js'
+import { fileUrls } from '../http/urls.js'
 import { updateCheckBatch } from './service.js'
 import { gameOf, sendSignedJson } from './protocol.js'
 

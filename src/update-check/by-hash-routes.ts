@@ -4,7 +4,7 @@ import { publicOrigin } from '../http/urls.js'
 import type { App } from '../http/types.js'
 import { errorResponses } from '../api/common.js'
 import { HashLookupBatch, HashLookupBatchBody, HashMatch, HashParams, UpdateCheckQuery } from '../api/update-check.js'
-import { fileUrls } from '../packs/mapper.js'
+import { fileUrls } from '../http/urls.js'
 import { lookUpHash, lookUpHashes } from './by-hash.js'
 import { gameOf, sendSignedJson } from './protocol.js'
 

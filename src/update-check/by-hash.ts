@@ -4,7 +4,7 @@
 // answer for that pack (its cache, its bytes), so the two never disagree.
 import { NotFound } from '../errors.js'
 import type { GameQuery } from '../minecraft/releases.js'
-import type { FileUrls } from '../packs/mapper.js'
+import type { FileUrls } from '../http/urls.js'
 import { packKey } from './cache.js'
 import { findVersionsByHash, type HashVersionRecord } from './by-hash-repository.js'
 import { toHashVersion } from './mapper.js'

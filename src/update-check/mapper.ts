@@ -2,7 +2,7 @@
 import type { NewestVersionRecord } from './repository.js'
 import type { HashVersionBody, PackLatestBody } from '../api/update-check.js'
 import type { HashVersionRecord } from './by-hash-repository.js'
-import type { FileUrls } from '../packs/mapper.js'
+import type { FileUrls } from '../http/urls.js'
 
 export function toPackLatest(newest: NewestVersionRecord, urls: FileUrls): PackLatestBody {
   return {

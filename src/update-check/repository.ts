@@ -4,7 +4,7 @@
 import { CompiledQuery, sql } from 'kysely'
 import type { Db } from '../db/index.js'
 import type { PackDeclaration } from '../minecraft/declaration.js'
-import { declarationOf } from '../packs/repository.js'
+import { declarationOf } from '../files/repository.js'
 
 /** What the update-check answers. */
 export interface NewestVersionRecord {

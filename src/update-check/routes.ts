@@ -6,7 +6,7 @@ import type { App } from '../http/types.js'
 import { errorResponses } from '../api/common.js'
 import { PackParams } from '../api/packs.js'
 import { PackLatest, UpdateCheckQuery, type PackLatestBody } from '../api/update-check.js'
-import { fileUrls } from '../packs/mapper.js'
+import { fileUrls } from '../http/urls.js'
 import { updateCheck } from './service.js'
 import { gameOf, signCached } from './protocol.js'
 

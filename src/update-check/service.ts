@@ -9,7 +9,7 @@ import { packKey, type UpdateCheckAnswer, type UpdateCheckCache } from './cache.
 import { toPackLatest } from './mapper.js'
 import { MAX_CANDIDATES, findCandidateVersions, findNewestVersion, findVersionsOfPacks, publicPackExists, type CandidateVersion, type PackKey } from './repository.js'
 import { isKnownRelease, newestKnownRelease, supports, type GameQuery } from '../minecraft/releases.js'
-import type { FileUrls } from '../packs/mapper.js'
+import type { FileUrls } from '../http/urls.js'
 
 /** The 404 for a pack whose every version is yanked or deleted, or none of whose versions fits the game asked about. */
 function noVersionDetail(game: GameQuery | undefined): string {

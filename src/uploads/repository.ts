@@ -82,32 +82,3 @@ export async function listUploadsOfDrafts(db: Db, draftIds: readonly string[]): 
 export async function deleteUploadRows(db: Db, ids: readonly string[]): Promise<void> {
   if (ids.length > 0) await db.deleteFrom('uploads').where('id', 'in', ids).execute()
 }
-
-/** What one user's pending uploads hold now. */
-export interface PendingUsage {
-  uploads: number
-  bytes: number
-}
-
-export async function pendingUsage(db: Db, userId: string): Promise<PendingUsage> {
-  const row = await db
-    .selectFrom('uploads')
-    .innerJoin('files', 'files.id', 'uploads.file_id')
-    .select((eb) => [eb.fn.countAll<number | string>().as('n'), eb.fn.sum<number | string | null>('files.size').as('bytes')])
-    .where('uploads.user_id', '=', userId)
-    .executeTakeFirstOrThrow()
-  return { uploads: Number(row.n), bytes: Number(row.bytes ?? 0) }
-}
-
-/**
- * Serialises the transactions that check one user's quotas and then add to
- * them (a new upload, a new draft): each takes this lock first, so two at
- * once cannot both see room for one. A no-op write to the user's row does it
- * on both engines: PostgreSQL holds the row lock until commit (READ COMMITTED
- * would otherwise let both counts miss the other's insert), and SQLite takes
- * its write lock at once instead of at the first insert. is_staff, because no
- * index covers it (PostgreSQL makes a heap-only update).
- */
-export async function lockUserQuotas(db: Db, userId: string): Promise<void> {
-  await db.updateTable('users').set((eb) => ({ is_staff: eb.ref('is_staff') })).where('id', '=', userId).execute()
-}

@@ -7,15 +7,15 @@ import { UPLOAD_KINDS, isUuid, type UploadKind } from '../api/constants.js'
 import type { Config } from '../config/index.js'
 import type { Db } from '../db/index.js'
 import { monotonicNow, nowIso } from '../db/time.js'
-import { checkDraftQuota, claimDraft, findDraftOwnerId } from '../drafts/repository.js'
+import { checkDraftQuota, claimDraft, findDraftOwnerId, lockUserQuotas, pendingUsage, type PendingUsage } from './quota-repository.js'
 import { BadRequest, Conflict, NotFound, PayloadTooLarge } from '../errors.js'
-import { insertFile } from '../files/repository.js'
+import { deleteFileRows, insertFile } from '../files/repository.js'
 import type { FormPart } from '../http/multipart.js'
 import type { FileStore } from '../storage/index.js'
 import { formatBytes } from '../web/format.js'
 import { acceptFile, receiveFile, type IngestedFile, type ReceivedFile } from './ingest.js'
-import { purgeUploads } from './pending.js'
-import { findOwnedUpload, insertUpload, lockUserQuotas, pendingUsage, type PendingUpload, type PendingUsage } from './repository.js'
+import { deleteStoredFiles, type PurgeLog } from '../storage/delete.js'
+import { deleteUploadRows, findOwnedUpload, insertUpload, type PendingUpload } from './repository.js'
 
 /** What the uploads' use cases work with; `log` is the request's, for failures the client is not told about. */
 export interface UploadsDeps {
@@ -196,4 +196,18 @@ async function discard(deps: UploadsDeps, storageKey: string, message: string): 
   } catch (error) {
     deps.log.error({ err: error, storageKey }, message)
   }
+}
+
+/**
+ * Deletes the uploads' rows and their files' rows in one transaction, then the
+ * bytes. Rows go first: a crash in between leaves unreferenced bytes (harmless)
+ * rather than rows pointing at nothing.
+ */
+export async function purgeUploads(db: Db, store: FileStore, uploads: readonly PendingUpload[], log?: PurgeLog): Promise<void> {
+  if (uploads.length === 0) return
+  await db.transaction().execute(async (trx) => {
+    await deleteUploadRows(trx, uploads.map((u) => u.id))
+    await deleteFileRows(trx, uploads.map((u) => u.fileId))
+  })
+  await deleteStoredFiles(store, uploads.map((u) => u.storageKey), log)
 }

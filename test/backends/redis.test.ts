@@ -6,7 +6,7 @@
 // that clock by setting the expiry (PEXPIRE), never by sleeping through it.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import type { Refusal, Reservation } from '../../src/accounts/limiter.js'
+import type { Refusal, Reservation } from '../../src/auth/limiter.js'
 import { RedisAttemptLimiter } from '../../src/shared-state/redis-limiter.js'
 import { ConfigError } from '../../src/config/index.js'
 import { RedisUpdateCheckCache } from '../../src/shared-state/redis-update-check-cache.js'

@@ -3,7 +3,7 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import type { LightMyRequestResponse } from 'fastify'
-import { passwordWork } from '../../src/accounts/password-work.js'
+import { passwordWork } from '../../src/auth/password-work.js'
 import { createApiToken } from '../../src/accounts/tokens-service.js'
 import { authenticatePassword } from '../../src/accounts/users-service.js'
 import { MASTER_PASSWORD, expectError, makeSite, siteWith, type TestSite, type TestUser } from '../helpers/app.js'

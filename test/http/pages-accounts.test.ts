@@ -3,7 +3,7 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import type { LightMyRequestResponse } from 'fastify'
-import { csrfTokenFor } from '../../src/accounts/csrf.js'
+import { csrfTokenFor } from '../../src/auth/csrf.js'
 import { makeSite, type TestSite } from '../helpers/app.js'
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html' }

@@ -8,7 +8,7 @@ import { randomBytes, randomUUID } from 'node:crypto'
 import { Transform, pipeline, type Readable } from 'node:stream'
 import { after, before, describe, test } from 'node:test'
 import { ConfigError, loadConfig } from '../../src/config/index.js'
-import { pendingUsage } from '../../src/uploads/repository.js'
+import { pendingUsage } from '../../src/uploads/quota-repository.js'
 import { expectError, siteWith, storedFiles, type SiteWith, type TestSite, type TestUser } from '../helpers/app.js'
 import { multipart, png, type Part } from '../helpers/fixtures.js'
 

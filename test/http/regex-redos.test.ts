@@ -1,7 +1,7 @@
 // Adversarial text (test/helpers/adversarial.ts) sent through
 // the app, as headers, query strings and bodies, for what runs inside Fastify
 // and its plugins (content type and cookie parsing, the query-string parser,
-// schema formats) and for the Bearer pattern of src/accounts/auth.ts, which is
+// schema formats) and for the Bearer pattern of src/auth/plugin.ts, which is
 // not exported: each must answer about as fast as an ordinary request. The
 // patterns called directly are test/unit/regex-redos.test.ts. The bound is a
 // denial-of-service bound, not a performance claim.
@@ -38,7 +38,7 @@ describe('adversarial headers and parameters through the app answer as fast as o
 
   /** Each probe: how to put the text into a request; its cost is compared with the same request carrying "x". */
   const PROBES: Record<string, (text: string) => InjectOptions> = {
-    'Authorization (BEARER in accounts/auth.ts)': (t) => ({ url: '/api/drafts/', headers: { ...site.gate, authorization: `Bearer ${t}` } }),
+    'Authorization (BEARER in auth/plugin.ts)': (t) => ({ url: '/api/drafts/', headers: { ...site.gate, authorization: `Bearer ${t}` } }),
     'Authorization, user then hostile token': (t) => ({ url: '/api/drafts/', headers: { ...site.gate, authorization: `Bearer redos ${t}` } }),
     'Cookie (@fastify/cookie)': (t) => ({ url: '/api/tags/autocomplete/', headers: { ...site.gate, cookie: `packs_session=${encodeQuery(t)}; a=${t.replace(/[;\s]/g, 'x')}` } }),
     'Content-Type (Fastify, then multipartBoundary)': (t) => ({

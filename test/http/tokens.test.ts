@@ -2,7 +2,7 @@
 // /api/tokens/{token_id}/, and the Settings → API tokens page that uses them.
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { csrfTokenFor } from '../../src/accounts/csrf.js'
+import { csrfTokenFor } from '../../src/auth/csrf.js'
 import type { ApiTokenBody as ApiToken, CreatedTokenBody as CreatedToken } from '../../src/api/tokens.js'
 import { expectError, siteWith, type TestSite, type TestUser } from '../helpers/app.js'
 

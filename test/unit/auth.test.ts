@@ -1,11 +1,11 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { SecretMatcher, safeEqual } from '../../src/accounts/secrets.js'
-import { PasswordHasher } from '../../src/accounts/passwords.js'
+import { SecretMatcher, safeEqual } from '../../src/auth/secrets.js'
+import { PasswordHasher } from '../../src/auth/passwords.js'
 import { setImmediate } from 'node:timers/promises'
-import { MemoryAttemptLimiter, type Reservation } from '../../src/accounts/limiter.js'
-import { clientKey } from '../../src/accounts/addresses.js'
-import { PasswordWork, PasswordWorkBusy } from '../../src/accounts/password-work.js'
+import { MemoryAttemptLimiter, type Reservation } from '../../src/auth/limiter.js'
+import { clientKey } from '../../src/auth/addresses.js'
+import { PasswordWork, PasswordWorkBusy } from '../../src/auth/password-work.js'
 import { DEFAULT_PASSWORD_HASH_COST } from '../../src/config/index.js'
 
 test('scrypt password hashes verify the right password only, and are salted', async () => {

@@ -7,6 +7,16 @@ import fp from 'fastify-plugin'
 import { Gate } from './gate.js'
 import { PasswordHasher } from './passwords.js'
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    gate: Gate
+    /** Password hashing at the configured cost (PACKS_PASSWORD_HASH_COST); the gate and the account services share it. */
+    passwords: PasswordHasher
+    /** Set when this start generated the gate password, so the entry point can print it once. */
+    generatedMasterPassword: string | null
+  }
+}
+
 export default fp(async (app) => {
   const passwords = new PasswordHasher(app.config.passwordHashCost)
   app.decorate('passwords', passwords)

@@ -1,4 +1,4 @@
-// The SQL of disabling accounts (src/accounts/moderation-service.ts).
+// The SQL of disabling accounts (src/moderation/account-service.ts).
 import type { Db } from '../db/index.js'
 
 export interface AccountState {

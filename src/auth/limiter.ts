@@ -1,4 +1,4 @@
-// Failed password attempts, counted per client (src/accounts/addresses.ts) in a
+// Failed password attempts, counted per client (src/auth/addresses.ts) in a
 // fixed window that starts at the first failure. Two limiters run side by
 // side, one for the gate password and one for account passwords (sign-in and
 // password change), so guessing one never locks anyone out of the other.

@@ -11,15 +11,50 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { Forbidden, Unauthorized } from '../errors.js'
 import { isApiRequest } from '../http/request-kind.js'
-import type { Access, App } from '../http/types.js'
+import type { App } from '../http/types.js'
+import type { User } from './user.js'
 import { clientKey } from './addresses.js'
 import { attemptError, checkGatePassword } from './attempts.js'
 import { GATE_COOKIE, SESSION_COOKIE, clearSessionCookie } from './cookies.js'
 import { CSRF_FIELD, CSRF_HEADER, csrfTokenFor } from './csrf.js'
 import { safeEqual } from './secrets.js'
-import { authenticateSession } from './sessions-service.js'
+import { authenticateSession } from './sessions.js'
 import { reachRefusal } from './token-reach.js'
-import { authenticateToken } from './tokens-service.js'
+import { authenticateToken } from './tokens.js'
+
+/**
+ * Who may call a route. The gate denies by default: a route without `access`
+ * is 'gate'. Only /healthz and the gate page are 'public'.
+ */
+export type Access = 'public' | 'gate' | 'user' | 'staff'
+
+type AuthMethod = 'token' | 'session' | 'gate'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    user: User | null
+    authMethod: AuthMethod | null
+    /** The raw session token when the caller came in with a session cookie. */
+    sessionToken: string | null
+    /** The session's CSRF token (derived when read); null without a session. */
+    csrfToken: string | null
+    /** "METHOD /route/pattern" for the statistics; read once, as request.routeOptions builds a new object per read. */
+    routeKey: string | null
+  }
+  /** What a route's `config` tells this plugin. */
+  interface FastifyContextConfig {
+    access?: Access
+    /** Session-authenticated POST/DELETE need a CSRF token unless the route opts out (login, gate). */
+    csrfExempt?: boolean
+    /**
+     * A POST that only reads (the batch lookups, whose lists do not fit in a URL): like a GET, it needs
+     * no CSRF token and a read-only token may call it.
+     */
+    query?: boolean
+    /** Also accept an API token Modrinth's way, `Authorization: <token>` (src/modrinth/). */
+    bareToken?: boolean
+  }
+}
 
 const MASTER_PASSWORD_HEADER = 'x-master-password'
 const BEARER = /^Bearer ([^\s]+) ([^\s]+)$/
@@ -128,7 +163,7 @@ async function identify(app: App, request: FastifyRequest, reply: FastifyReply):
     if (!match && !bare) throw new Unauthorized('malformed Authorization header: expected "Bearer <username> <token>"')
     const token = match ? await authenticateToken(app.db, match[1]!, match[2]!) : await authenticateToken(app.db, null, bare![1]!)
     if (!token) throw new Unauthorized('invalid, revoked or expired token')
-    // The token's reach (src/accounts/token-reach.ts), decided here once, before any route runs.
+    // The token's reach (src/auth/token-reach.ts), decided here once, before any route runs.
     const refusal = reachRefusal(token.reach, request.method, request.routeOptions.url, request.params, config?.query === true)
     if (refusal !== undefined) throw new Forbidden(refusal)
     request.user = token.user

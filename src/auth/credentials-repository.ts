@@ -7,7 +7,7 @@ import type { ApiTokensTable } from '../db/schema.js'
 import { nowIso } from '../db/time.js'
 import type { TokenScope } from '../api/constants.js'
 import { FULL_REACH, storedScope, type ReachPack, type TokenReach } from './token-reach.js'
-import { rowToUser, type User } from './users-repository.js'
+import { rowToUser, type User } from './user.js'
 
 /** A new token row with its scope (a publish token's packs go in token_packs, in the caller's transaction). */
 export async function insertApiToken(
@@ -39,7 +39,7 @@ export interface TokenOwner {
    * (a 401 that names the reason, not "invalid token"). Every caller checks it.
    */
   disabled: boolean
-  /** What the token may do (src/accounts/token-reach.ts), with its packs' current names. */
+  /** What the token may do (src/auth/token-reach.ts), with its packs' current names. */
   reach: TokenReach
 }
 

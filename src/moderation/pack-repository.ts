@@ -1,4 +1,4 @@
-// The SQL of moderation (src/packs/moderation-service.ts): a pack's hidden
+// The SQL of moderation (src/moderation/pack-service.ts): a pack's hidden
 // mark, and the packs of one account (whose update-check answers change when
 // staff disable or enable it).
 import type { Db } from '../db/index.js'

@@ -7,8 +7,8 @@ import { nowIso } from '../db/time.js'
 import { Forbidden, NotFound } from '../errors.js'
 import { packTarget, reasonDetails, recordAudit, type Actor } from '../audit/service.js'
 import { packChanged } from '../update-check/service.js'
-import { findPackHiddenAt, updatePackHiddenAt } from './moderation-repository.js'
-import { getPack, type PackDetail, type PacksDeps } from './service.js'
+import { findPackHiddenAt, updatePackHiddenAt } from './pack-repository.js'
+import { getPack, type PackDetail, type PacksDeps } from '../packs/service.js'
 
 /**
  * Hides (`hidden` true) or unhides the pack, as staff or the admin CLI, and

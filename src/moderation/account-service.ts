@@ -1,7 +1,7 @@
 // Staff disable and enable accounts. A disabled account
 // cannot sign in, its sessions end at once (they are deleted), its API tokens
 // stop working at once (every lookup leaves a disabled account's tokens out,
-// src/accounts/credentials-repository.ts) and its packs are hidden from
+// src/auth/credentials-repository.ts) and its packs are hidden from
 // everyone but staff (canSee; the update-check answers 404 for them).
 //
 // Enabling is the way back: the packs are visible again and the tokens work
@@ -14,11 +14,11 @@ import { nowIso } from '../db/time.js'
 import { BadRequest, Forbidden, NotFound } from '../errors.js'
 import { reasonDetails, recordAudit, userTarget, type Actor } from '../audit/service.js'
 import type { Db } from '../db/index.js'
-import { listOwnedPackKeys } from '../packs/moderation-repository.js'
+import { listOwnedPackKeys } from './pack-repository.js'
 import type { UpdateCheckCache } from '../update-check/cache.js'
 import { packChanged } from '../update-check/service.js'
-import { deleteUserSessions } from './credentials-repository.js'
-import { findAccountState, updateDisabledAt, type AccountState } from './moderation-repository.js'
+import { deleteUserSessions } from '../auth/credentials-repository.js'
+import { findAccountState, updateDisabledAt, type AccountState } from './account-repository.js'
 
 export type { AccountState }
 

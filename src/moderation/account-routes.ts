@@ -1,5 +1,5 @@
 // Staff disable and enable accounts: POST /api/users/{username}/disable/ and
-// /enable/ (src/accounts/moderation-service.ts). The answer
+// /enable/ (src/moderation/account-service.ts). The answer
 // is the account's profile as staff see it, its hidden packs included.
 import type { FastifyRequest } from 'fastify'
 import { PACKS_PER_PAGE } from '../api/constants.js'
@@ -7,11 +7,11 @@ import type { App } from '../http/types.js'
 import { bearerAuth, errorResponses } from '../api/common.js'
 import { ModerationBody } from '../api/packs.js'
 import { UserParams, UserProfile, type UserProfileBody } from '../api/profiles.js'
-import { fileUrls } from '../packs/mapper.js'
+import { fileUrls } from '../http/urls.js'
 import { toUserProfile } from '../profiles/mapper.js'
-import { noBodyIsEmpty } from '../packs/moderation-routes.js'
+import { noBodyIsEmpty } from './pack-routes.js'
 import { listPackPage } from '../packs/service.js'
-import { setUserDisabled, type AccountState } from './moderation-service.js'
+import { setUserDisabled, type AccountState } from './account-service.js'
 
 export default async function accountModerationRoutes(app: App): Promise<void> {
   for (const disabled of [true, false]) {

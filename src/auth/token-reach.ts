@@ -6,7 +6,7 @@
 // The rule is decided from the token and the route alone, before the route
 // looks anything up: a refusal says the same whatever the pack named in the
 // path is (someone else's, hidden, missing), so it tells nothing about packs.
-// src/accounts/auth.ts applies it once per request; sessions have no reach.
+// src/auth/plugin.ts applies it once per request; sessions have no reach.
 import { TOKEN_SCOPES, type TokenScope } from '../api/constants.js'
 
 /** A pack a publish token names, by its row id and its current names (lower case, as stored). */

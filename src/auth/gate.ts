@@ -71,7 +71,7 @@ export class Gate {
   /**
    * The answer when it needs no scrypt (perhaps a read of the stored hash);
    * undefined when only verifyAdmitted can tell, at the cost of one scrypt,
-   * which the caller must count against the client first (accounts/attempts.ts).
+   * which the caller must count against the client first (./attempts.ts).
    */
   async verifyPasswordCheaply(candidate: string): Promise<boolean | undefined> {
     const known = this.verifyPasswordSync(candidate)

@@ -1,11 +1,12 @@
 // Staff hide and unhide packs: POST /api/packs/{namespace}/{pack_id}/hide/ and
-// /unhide/ (src/packs/moderation-service.ts).
+// /unhide/ (src/moderation/pack-service.ts).
 import type { FastifyRequest } from 'fastify'
 import type { App } from '../http/types.js'
 import { bearerAuth, errorResponses } from '../api/common.js'
 import { ModerationBody, Pack, PackParams } from '../api/packs.js'
-import { fileUrls, toPack } from './mapper.js'
-import { setPackHidden } from './moderation-service.js'
+import { toPack } from '../packs/mapper.js'
+import { fileUrls } from '../http/urls.js'
+import { setPackHidden } from './pack-service.js'
 
 /**
  * The reason is optional, so is the body: a POST without one (curl -X POST, no

@@ -3,7 +3,7 @@
 // served over HTTPS (PACKS_BASE_URL says so).
 import type { FastifyReply } from 'fastify'
 import type { App } from '../http/types.js'
-import { endSession, startSession } from './sessions-service.js'
+import { endSession, startSession } from './sessions.js'
 
 export const SESSION_COOKIE = 'packs_session'
 export const GATE_COOKIE = 'packs_gate'
