@@ -1,6 +1,6 @@
-// The README's Java example for updater authors is run, not
-// just shown: the ```java block of the README's "For updater authors" section
-// is written to a file as it stands and run with the JDK's source launcher
+// The Java example for updater authors is run, not just shown: the ```java
+// block of docs/updaters.md ("Check what you got", where the README's "for
+// updater authors" link leads) is written to a file as it stands and run with the JDK's source launcher
 // (`java VerifyPacks.java …`) against a listening server. It must accept the
 // site's signed answer with the right pinned key, and refuse it with a wrong
 // key, when a proxy changed one byte of the body, when the answer expired
@@ -53,12 +53,12 @@ async function proxy(change: (body: string) => string): Promise<{ server: http.S
   return { server, url: `http://127.0.0.1:${(server.address() as { port: number }).port}` }
 }
 
-/** The README's Java block, exactly as the README has it. */
+/** The Java block of docs/updaters.md, exactly as the page has it. */
 function readmeJava(): string {
-  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8')
-  const section = readme.slice(readme.indexOf('## For updater authors'))
+  const page = fs.readFileSync(path.join(ROOT, 'docs', 'updaters.md'), 'utf8')
+  const section = page.slice(page.indexOf('## Check what you got'))
   const block = /```java\n([\s\S]*?)```/.exec(section)
-  assert.ok(block, 'the README\'s "For updater authors" section has a ```java block')
+  assert.ok(block, 'docs/updaters.md\'s "Check what you got" section has a ```java block')
   return block[1]!
 }
 
@@ -119,7 +119,7 @@ after(async () => {
   fs.rmSync(dir, { recursive: true, force: true })
 })
 
-test('the README\'s Java verifies the site\'s signed batch answer with the pinned key', { skip }, async () => {
+test('the updater authors\' Java verifies the site\'s signed batch answer with the pinned key', { skip }, async () => {
   const run = await runJava(origin, key.id, key.public_key)
   assert.equal(run.code, 0, `${run.stdout}\n${run.stderr}`)
   assert.match(run.stdout, /^verified: \{"packs":\{"alice:lamps":\{"namespace":"alice","pack_id":"lamps","name":"Lamps"/)
