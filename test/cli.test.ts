@@ -162,7 +162,7 @@ describe('packs CLI', () => {
       [['tag', 'create', 'COZY COTTAGE', '--category', 'textures'], /exists/],
       [['tag', 'create', 'x'.repeat(33), '--category', 'textures'], /tag name/],
     ]
-    // The password comes from argv or from stdin (the README's walk-through pipes it), never both, never
+    // The password comes from argv or from stdin (the curl walk-through in docs/using-the-api.md pipes it), never both, never
     // neither: a usage error (exit 2) with the command's usage line.
     for (const args of [['user', 'create', 'dave', '--password', 'another-password', '--password-stdin'], ['user', 'create', 'dave']]) {
       const run = await packs(dataDir, args)

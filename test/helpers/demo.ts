@@ -1,6 +1,6 @@
 // A small, realistic site on a running server: categories and tags, a staff
 // user and a creator, and packs with thumbnails, media, Markdown descriptions
-// and several versions. The 360 px layout test and the README screenshots
+// and several versions. The 360 px layout test and the screenshots of the README and docs/site.md
 // (scripts/screenshots.ts) look at the same pages.
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'

@@ -59,7 +59,7 @@ export interface StartOptions {
   stdoutFile?: string
 }
 
-// Variables the server reads (the README's configuration table): a developer's or CI's own settings
+// Variables the server reads (docs/configuration.md's table): a developer's or CI's own settings
 // must not leak into a test's server, which gets exactly what the test gives it.
 const SERVER_VARIABLES = /^(PORT|HOST|PACKS_.*|DATABASE_URL|STORAGE_URL|REDIS_URL|WEB_CONCURRENCY|LOG_LEVEL|NODE_TEST_CONTEXT)$/
 

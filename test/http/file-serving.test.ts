@@ -1,8 +1,8 @@
 // Serving a stored file over a real socket, many chunks long, to several
 // clients at once: whole, in ranges, to a slow reader whose socket fills up,
 // and to one that hangs up midway: every client must get exactly the stored
-// bytes. It caught read buffers reused too early on Node 26 (README,
-// Benchmark). Both combinations (S3 streams its own buffers).
+// bytes. It caught read buffers reused too early on Node 26 (docs/benchmarks.md,
+// the 100 MiB download). Both combinations (S3 streams its own buffers).
 import assert from 'node:assert/strict'
 import { createHash, randomBytes } from 'node:crypto'
 import http from 'node:http'

@@ -8,9 +8,7 @@ import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import MarkdownIt from 'markdown-it'
-
-type Token = ReturnType<MarkdownIt['parse']>[number]
+import MarkdownIt, { type Token } from 'markdown-it'
 
 /** The checkout's root: the nearest folder above this file with package.json (the tests run from dist/, which has none). */
 function findRoot(): string {
@@ -45,9 +43,10 @@ function plainText(token: Token): string {
 /** href/src and id/name attributes written as raw HTML (`<a id="…">`, `<img src="…">`). */
 function fromHtml(html: string, line: number, links: Link[], anchors: Set<string>): void {
   for (const match of html.matchAll(/\b(href|src|id|name)\s*=\s*"([^"]*)"/gi)) {
-    const [, attribute, value] = match
-    if (/^(href|src)$/i.test(attribute!)) links.push({ href: value!, line })
-    else if (!/^(meta|input)/i.test(html.trim().slice(1))) anchors.add(value!)
+    const attribute = match[1] ?? ''
+    const value = match[2] ?? ''
+    if (/^(href|src)$/i.test(attribute)) links.push({ href: value, line })
+    else if (!/^(meta|input)/i.test(html.trim().slice(1))) anchors.add(value)
   }
 }
 
@@ -70,8 +69,8 @@ export function parseMarkdown(text: string): Parsed {
     }
     if (token.type === 'html_block') fromHtml(token.content, line, links, anchors)
     for (const child of token.children ?? []) {
-      if (child.type === 'link_open') links.push({ href: child.attrGet('href') ?? '', line })
-      else if (child.type === 'image') links.push({ href: child.attrGet('src') ?? '', line })
+      if (child.type === 'link_open') links.push({ href: String(child.attrGet('href') ?? ''), line })
+      else if (child.type === 'image') links.push({ href: String(child.attrGet('src') ?? ''), line })
       else if (child.type === 'html_inline') fromHtml(child.content, line, links, anchors)
     }
   })

@@ -1,4 +1,4 @@
-// Which SQLite driver each Node.js line loads (README, "Node.js versions"): better-sqlite3 13 on Node 22 and
+// Which SQLite driver each Node.js line loads (docs/running.md, "Node.js versions"): better-sqlite3 13 on Node 22 and
 // later (12 aborts Node 24.19+ when a statement is collected), 12 through the better-sqlite3-node20 alias on
 // Node 20 (13 crashes there). This process runs one of them; CI runs the suite on each line.
 import { test } from 'node:test'
