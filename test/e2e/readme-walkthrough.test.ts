@@ -79,7 +79,7 @@ function interactiveBash(env: NodeJS.ProcessEnv) {
 
 const count = (text: string, pattern: RegExp): number => text.match(new RegExp(pattern.source, `${pattern.flags.replace('g', '')}g`))?.length ?? 0
 
-describe("the README's curl walk-through, as pasted", { timeout: 180_000 }, () => {
+describe('the curl walk-through of docs/using-the-api.md, as pasted', { timeout: 180_000 }, () => {
   let server: RunningServer
   let sitePassword = ''
   /** The block's `mktemp -d` lands here, so whatever it leaves is found (and removed). */
