@@ -96,7 +96,17 @@ export async function makeSite(env: Record<string, string> = {}, siteOptions: Si
       return { username, password, token, headers: { authorization: `Bearer ${username} ${token}` } }
     },
     async close() {
-      await app.close()
+      // A test that made the site listen may leave a keep-alive connection whose answer was still going out
+      // when close() began (a fetch whose body it never read). Node closes idle connections once, at the start
+      // of close(); this one becomes idle only later and would hold close() until its keep-alive timeout
+      // (65 s), so idle connections are closed again until close() is done. Answers in flight still finish.
+      const closing = app.close()
+      const sweep = setInterval(() => app.server.closeIdleConnections(), 25)
+      try {
+        await closing
+      } finally {
+        clearInterval(sweep)
+      }
       await siteOptions.onClose?.()
       await release()
       fs.rmSync(dataDir, { recursive: true, force: true })
