@@ -66,6 +66,7 @@ import statsRoutes from './stats/routes.js'
 import tokenRoutes from './accounts/token-routes.js'
 import packModerationRoutes from './moderation/pack-routes.js'
 import packManageRoutes from './packs/manage-routes.js'
+import teamRoutes from './packs/team-routes.js'
 import accountModerationRoutes from './moderation/account-routes.js'
 import auditRoutes from './audit/routes.js'
 import profileRoutes from './profiles/routes.js'
@@ -253,6 +254,7 @@ async function registerAll(app: App, config: Config, options: BuildOptions): Pro
   await app.register(statsRoutes)
   await app.register(tokenRoutes)
   await app.register(packManageRoutes)
+  await app.register(teamRoutes)
   await app.register(packModerationRoutes)
   await app.register(accountModerationRoutes)
   await app.register(auditRoutes)

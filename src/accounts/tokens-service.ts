@@ -8,7 +8,7 @@ import {
   insertApiToken, listUserApiTokens, revokeUserApiToken, type ApiTokenRecord,
 } from '../auth/credentials-repository.js'
 import { newSecret, sha256Hex } from '../auth/secrets.js'
-import { findPacksByNames, insertTokenPacks, listOwnedPacks, listUserTokenPackNames, type FoundPack, type NamedPack } from './token-packs-repository.js'
+import { findPacksByNames, insertTokenPacks, listPublishablePackNames, listUserTokenPackNames, type FoundPack, type NamedPack } from './token-packs-repository.js'
 import { packName, storedScope } from '../auth/token-reach.js'
 import { API_TOKEN_PREFIX } from '../auth/tokens.js'
 import { requireUser } from './users-service.js'
@@ -61,7 +61,7 @@ async function insertNewToken(
   } catch (error) {
     // A pack deleted between the check and the insert: its foreign key refuses the row, and nothing was made.
     if (reach.packs.length > 0) {
-      const still = new Set((await findPacksByNames(db, reach.packs)).map((pack) => pack.id))
+      const still = new Set((await findPacksByNames(db, reach.packs, userId)).map((pack) => pack.id))
       const gone = reach.packs.filter((pack) => !still.has(pack.id))
       if (gone.length > 0) throw new Conflict(`deleted meanwhile: ${gone.map(packName).join(', ')}; no token was made`)
     }
@@ -122,11 +122,11 @@ async function resolveReach(db: Db, owner: User, request: ReachRequest): Promise
   if (malformed.length > 0) {
     throw new BadRequest(`not a pack name: ${malformed.join(', ')} (expected namespace:pack_id, or pack_id alone for one of your packs)`)
   }
-  const found = await findPacksByNames(db, [...wanted.values()])
-  const owned = new Map(found.filter((pack) => pack.ownerId === owner.id).map((pack) => [packName(pack), pack]))
+  const found = await findPacksByNames(db, [...wanted.values()], owner.id)
+  const owned = new Map(found.filter((pack) => pack.publishable).map((pack) => [packName(pack), pack]))
   const notYours = [...wanted.keys()].filter((name) => !owned.has(name))
   if (notYours.length > 0) {
-    throw new BadRequest(`not among your packs: ${notYours.join(', ')} (a publish token may only name packs you own)`)
+    throw new BadRequest(`not among your packs: ${notYours.join(', ')} (a publish token may only name packs you own or are in the team of)`)
   }
   return { scope: 'publish', packs: [...owned.values()].sort((a, b) => compare(packName(a), packName(b))) }
 }
@@ -192,9 +192,9 @@ export async function listApiTokens(db: Db, userId: string, now: number = Date.n
   })
 }
 
-/** The packs a publish token of `userId` may name (all of the user's own), as `namespace:pack_id` with their titles, by title. */
+/** The packs a publish token of `userId` may name (their own and their teams'), as `namespace:pack_id` with their titles, by title. */
 export async function listPublishablePacks(db: Db, userId: string): Promise<Array<{ name: string; title: string }>> {
-  return (await listOwnedPacks(db, userId)).map((pack) => ({ name: packName(pack), title: pack.title }))
+  return (await listPublishablePackNames(db, userId)).map((pack) => ({ name: packName(pack), title: pack.title }))
 }
 
 /** Revokes one of the user's tokens at once; someone else's, an unknown or a malformed id is NotFound. */

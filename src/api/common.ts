@@ -21,5 +21,8 @@ export function errorResponses(...statuses: number[]): Record<number, TSchema> {
 
 export const Success = Type.Object({ success: Type.Boolean() })
 
+/** A 204's (absent) body. */
+export const NoContent = Type.Null({ description: 'Done; no body.' })
+
 /** Operations that need a user declare token authentication (docs/decisions.md#authentication). */
 export const bearerAuth = [{ bearerAuth: [] }]

@@ -76,7 +76,7 @@ export const PackVersion = Type.Object(
 )
 
 const packCommon = {
-  namespace: Type.String({ description: "The owner's username in lower case." }),
+  namespace: Type.String({ description: "The username, in lower case, of whoever published the pack; it never changes, not even when the pack changes hands." }),
   pack_id: Type.String({ description: 'Slug of the title, [a-z0-9_-].' }),
   id: Type.String({ description: 'namespace:pack_id' }),
   title: Type.String(),
@@ -98,6 +98,10 @@ export const Pack = Type.Object(
     description: Type.String(),
     media: Type.Array(PackMedia, { description: 'In upload order.' }),
     versions: Type.Array(PackVersion, { description: 'Newest first, yanked ones included (marked).' }),
+    team: Type.Array(Type.Object({
+      username: Type.String(),
+      role: Type.Union([Type.Literal('maintainer'), Type.Literal('uploader')]),
+    }), { description: 'Who works on the pack besides its owner, by when they joined (GET …/team/ has the details and open invitations).' }),
   },
   { title: 'Pack' },
 )

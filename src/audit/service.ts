@@ -28,6 +28,8 @@ export const AUDIT_ACTIONS = [
   'user.disable', 'user.enable',
   'site.rotate-signing-key',
   'archive.allow-copy', 'archive.transfer',
+  'team.invite', 'team.accept', 'team.decline', 'team.withdraw', 'team.role', 'team.remove', 'team.leave',
+  'pack.transfer-offer', 'pack.transfer', 'pack.transfer-withdraw', 'pack.transfer-decline',
 ] as const
 export type AuditAction = (typeof AUDIT_ACTIONS)[number]
 

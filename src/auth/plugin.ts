@@ -19,7 +19,7 @@ import { GATE_COOKIE, SESSION_COOKIE, clearSessionCookie } from './cookies.js'
 import { CSRF_FIELD, CSRF_HEADER, csrfTokenFor } from './csrf.js'
 import { safeEqual } from './secrets.js'
 import { authenticateSession } from './sessions.js'
-import { reachRefusal } from './token-reach.js'
+import { reachRefusal, type TokenReach } from './token-reach.js'
 import { authenticateToken } from './tokens.js'
 
 /**
@@ -40,6 +40,8 @@ declare module 'fastify' {
     csrfToken: string | null
     /** "METHOD /route/pattern" for the statistics; read once, as request.routeOptions builds a new object per read. */
     routeKey: string | null
+    /** The reach of the API token the caller came with (./token-reach.ts); null for a session or the gate. */
+    tokenReach: TokenReach | null
   }
   /** What a route's `config` tells this plugin. */
   interface FastifyContextConfig {
@@ -67,6 +69,7 @@ async function auth(app: App): Promise<void> {
   app.decorateRequest('authMethod', null)
   app.decorateRequest('sessionToken', null)
   app.decorateRequest('routeKey', null)
+  app.decorateRequest('tokenReach', null)
   // Derived when read (a page's forms, /api/me/), not on every session request.
   app.decorateRequest('csrfToken', {
     getter(this: FastifyRequest): string | null {
@@ -168,6 +171,7 @@ async function identify(app: App, request: FastifyRequest, reply: FastifyReply):
     if (refusal !== undefined) throw new Forbidden(refusal)
     request.user = token.user
     request.authMethod = 'token'
+    request.tokenReach = token.reach
     return
   }
   const sessionToken = request.cookies[SESSION_COOKIE]

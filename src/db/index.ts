@@ -17,6 +17,7 @@ import * as fileUseIndexes from './migrations/2026_11_26_0005_file_use_indexes.j
 import * as tagUses from './migrations/2026_11_26_0006_tag_uses.js'
 import * as packListing from './migrations/2026_11_26_0007_pack_listing.js'
 import * as archiveClaims from './migrations/2026_11_28_0008_archive_claims.js'
+import * as packTeams from './migrations/2026_11_28_0009_pack_teams.js'
 
 export type Db = Kysely<Database>
 
@@ -35,6 +36,7 @@ function migrationsFor(engine: Engine): Record<string, Migration> {
     '2026_11_26_0006_tag_uses': { up: (db) => tagUses.up(db, engine), down: (db) => tagUses.down(db, engine) },
     '2026_11_26_0007_pack_listing': { up: (db) => packListing.up(db, engine), down: (db) => packListing.down(db, engine) },
     '2026_11_28_0008_archive_claims': { up: archiveClaims.up, down: archiveClaims.down },
+    '2026_11_28_0009_pack_teams': { up: packTeams.up, down: packTeams.down },
   }
 }
 
@@ -52,7 +54,8 @@ export const MIGRATION_NAMES: readonly string[] = Object.keys(migrationsFor('sql
 export function packsTables(engine: Engine): ReadonlySet<string> {
   const shared = [
     'api_tokens', 'archive_claims', 'archive_permits', 'audit_log', 'categories', 'download_seen', 'drafts', 'files',
-    'kysely_migration', 'kysely_migration_lock', 'pack_counts', 'pack_id_holds', 'pack_media', 'pack_tags', 'packs',
+    'kysely_migration', 'kysely_migration_lock', 'pack_counts', 'pack_id_holds', 'pack_media', 'pack_members', 'pack_tags',
+    'pack_transfers', 'packs',
     'sessions', 'settings', 'tags', 'token_packs', 'uploads', 'users', 'versions',
   ]
   const sqliteOnly = ['', '_config', '_content', '_data', '_docsize', '_idx'].map((suffix) => `packs_title_search${suffix}`)
@@ -122,7 +125,7 @@ const SQLITE_CACHE_KIB = 64 * 1024
  * Node 20. 12 cannot run on Node 24.19 and later: Node's `node::ObjectWrap` there registers an environment
  * cleanup hook that 12's statements remove again when they are garbage-collected, and Node aborts the
  * process (nodejs/node#65446; every server start on 24.21.0 aborted). 13 segfaults on Node 20. When Node 20
- * is dropped, the alias goes (README, "Node.js versions").
+ * is dropped, the alias goes (docs/running.md#nodejs-versions).
  */
 export async function loadSqlite(version: string = process.versions.node): Promise<typeof SQLite> {
   if (Number(version.split('.')[0]) >= 22) return (await import('better-sqlite3')).default

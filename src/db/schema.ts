@@ -165,6 +165,28 @@ export interface ArchivePermitsTable {
   created_at: string
 }
 
+/** A pack's team besides its owner (migration 0009, src/packs/policy.ts); accepted_at null: an invitation. */
+export interface PackMembersTable {
+  pack_row_id: string
+  user_id: string
+  /** 'maintainer' | 'uploader' */
+  role: string
+  invited_by: string
+  invited_at: string
+  accepted_at: string | null
+  /** When an invitation lapses; null once accepted. */
+  expires_at: string | null
+}
+
+/** The owner's offer to hand the pack to a member, until accepted or lapsed. */
+export interface PackTransfersTable {
+  pack_row_id: string
+  to_user_id: string
+  offered_by: string
+  offered_at: string
+  expires_at: string
+}
+
 export interface PackTagsTable {
   pack_id: string
   tag_id: string
@@ -233,6 +255,8 @@ export interface Database {
   pack_id_holds: PackIdHoldsTable
   archive_claims: ArchiveClaimsTable
   archive_permits: ArchivePermitsTable
+  pack_members: PackMembersTable
+  pack_transfers: PackTransfersTable
   audit_log: AuditLogTable
   download_seen: DownloadSeenTable
 }

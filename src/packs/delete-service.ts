@@ -9,15 +9,15 @@ import { packTarget, recordAudit, type Actor } from '../audit/service.js'
 import { deleteFileRows, filesNotInUse } from '../files/repository.js'
 import { deleteStoredFiles } from '../storage/delete.js'
 import { packChanged } from '../update-check/service.js'
-import { getManagedPack, type PacksDeps } from './service.js'
+import { actorOf, packFor, type PackChanger, type PacksDeps } from './service.js'
 import { releaseClaims } from './archive-claims.js'
 import { deletePackRow, holdPackId, packFileIds } from './versions-repository.js'
 
 const DAY_MS = 86_400_000
 
-/** Deletes the pack (owner or staff; anyone else hears NotFound) and returns when its id is free again. */
-export async function deletePack(deps: PacksDeps, actor: Actor, namespace: string, packId: string): Promise<{ heldUntil: string }> {
-  const pack = await getManagedPack(deps.db, namespace, packId, actor)
+/** Deletes the pack (its owner or staff: src/packs/policy.ts) and returns when its id is free again. */
+export async function deletePack(deps: PacksDeps, actor: PackChanger, namespace: string, packId: string): Promise<{ heldUntil: string }> {
+  const pack = await packFor(deps.db, namespace, packId, actorOf(actor), 'delete')
   const now = (deps.clock ?? Date.now)()
   const heldUntil = nowIso(now + PACK_ID_HOLD_DAYS * DAY_MS)
   const storageKeys = await deps.db.transaction().execute(async (trx) => {

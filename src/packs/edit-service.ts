@@ -19,7 +19,7 @@ import { deleteFileRows, filesNotInUse } from '../files/repository.js'
 import { deleteStoredFiles, type PurgeLog } from '../storage/delete.js'
 import { deleteUploadRows } from '../uploads/repository.js'
 import { packChanged } from '../update-check/service.js'
-import { MAX_TITLE_LENGTH, getManagedPack, getPack, type PackDetail, type PacksDeps } from './service.js'
+import { MAX_TITLE_LENGTH, actorOf, getPack, packFor, type PackChanger, type PackDetail, type PacksDeps } from './service.js'
 import {
   findCategoryByKey, findOwnedUploads, findTagsNamed, loadEditableState, lockPackAtRevision, packRevision, replacePackMedia,
   replacePackTags, updatePackFields, type ConsumableUpload, type EditableState,
@@ -228,20 +228,20 @@ function changesSomething(p: Plan): boolean {
 }
 
 /**
- * Applies `edit` to the pack (owner or staff; anyone else: NotFound) and
+ * Applies `edit` to the pack (who may: src/packs/policy.ts; anyone else outside its team: NotFound) and
  * returns the pack as it now is. An edit from a revision that is no longer
  * current is a Conflict and changes nothing. An edit that changes nothing
  * leaves the revision as it is and records nothing.
  */
 export async function editPack(
   deps: PacksDeps,
-  actor: Actor,
+  actor: PackChanger,
   namespace: string,
   packId: string,
   edit: PackEdit,
   log?: PurgeLog,
 ): Promise<PackDetail> {
-  const pack = await getManagedPack(deps.db, namespace, packId, actor)
+  const pack = await packFor(deps.db, namespace, packId, actorOf(actor), 'edit')
   const text = checkText(edit, pack)
   const outcome = await deps.db.transaction().execute(async (trx) => {
     if (!(await lockPackAtRevision(trx, pack.id, edit.revision))) {

@@ -3,7 +3,7 @@
 // else gets 404, as for a missing pack.
 import { Type } from 'typebox'
 import type { App } from '../http/types.js'
-import { bearerAuth, errorResponses } from '../api/common.js'
+import { NoContent, bearerAuth, errorResponses } from '../api/common.js'
 import { EditVersionBody, Pack, PackParams, VersionParams } from '../api/packs.js'
 import { PACK_ID_HOLD_DAYS } from '../api/constants.js'
 import { toPack } from './mapper.js'
@@ -11,7 +11,6 @@ import { fileUrls } from '../http/urls.js'
 import { deletePack } from './delete-service.js'
 import { deleteVersion, editVersion } from './versions-service.js'
 
-const NoContent = Type.Null({ description: 'Done; no body.' })
 
 export default async function packManageRoutes(app: App): Promise<void> {
   app.patch('/api/packs/:namespace/:pack_id/versions/:version_id/', {

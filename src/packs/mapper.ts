@@ -5,6 +5,9 @@ import type { FileUrls } from '../http/urls.js'
 import { describeDeclaration } from '../minecraft/releases.js'
 import type { CategoryRef, PackDetail, PackRecord, PackSummaryRecord, TagRef, VersionRecord } from './repository.js'
 import type { Category, PackBody, PackSummaryBody, PackTag, PackVersion } from '../api/packs.js'
+import type { Invitation, TeamBody } from '../api/teams.js'
+import { may, type PackActor } from './policy.js'
+import type { PendingForUser, TransferRow } from './team-repository.js'
 
 function toCategory(category: CategoryRef | null): Static<typeof Category> | null {
   return category && { key: category.key, name: category.name, color: category.color }
@@ -61,9 +64,31 @@ export function toPack(pack: PackDetail, urls: FileUrls): PackBody {
     description: pack.description,
     media: pack.media.map((m) => ({ id: m.fileId, url: urls.file(m.fileId), content_type: m.contentType, filename: m.filename })),
     versions: pack.versions.map((v) => toVersion(v, urls)),
+    team: pack.team.filter((m) => m.accepted).map((m) => ({ username: m.username, role: m.role })),
   }
 }
 
 export function toPackSummary(pack: PackSummaryRecord, urls: FileUrls): PackSummaryBody {
   return { ...toCommon(pack, urls), latest_version: pack.latest && toVersion(pack.latest, urls) }
+}
+
+/** The pack's team as `viewer` may see it (src/packs/policy.ts): open invitations and offers to the team and staff only. */
+export function toTeam(pack: PackDetail, viewer: PackActor | null, transfer: TransferRow | null): TeamBody {
+  const seesPending = viewer !== null && may(viewer, 'see-pending', pack)
+  return {
+    members: [
+      { username: pack.owner, role: 'owner', accepted: true, invited_at: null, accepted_at: null, expires_at: null },
+      ...pack.team.filter((m) => m.accepted || seesPending).map((m) => ({
+        username: m.username, role: m.role, accepted: m.accepted, invited_at: m.invitedAt, accepted_at: m.acceptedAt, expires_at: m.expiresAt,
+      })),
+    ],
+    transfer: transfer && { to: transfer.toUsername, expires_at: transfer.expiresAt },
+  }
+}
+
+export function toInvitation(pending: PendingForUser): Static<typeof Invitation> {
+  return {
+    kind: pending.kind, namespace: pending.namespace, pack_id: pending.packId, title: pending.title, role: pending.role,
+    invited_by: pending.invitedBy, invited_at: pending.invitedAt, expires_at: pending.expiresAt,
+  }
 }

@@ -6,8 +6,10 @@ import type { Db } from '../db/index.js'
 import type { Database, FilesTable, PacksTable, VersionsTable } from '../db/schema.js'
 import type { PackDeclaration } from '../minecraft/declaration.js'
 import { declarationOf } from '../files/repository.js'
+import type { MemberRole } from './policy.js'
 import { escapeLike, lowerNameChunks } from './tags-repository.js'
 import { newShortId } from '../db/short-ids.js'
+import { nowIso } from '../db/time.js'
 
 export type PackRow = Insertable<PacksTable>
 export type VersionRow = Insertable<VersionsTable>
@@ -80,7 +82,24 @@ export interface PackRecord {
   updatedAt: string
 }
 
+/** Someone in a pack's team besides its owner; not accepted yet: an invitation. */
+export interface TeamMemberRecord {
+  userId: string
+  username: string
+  /** 'maintainer' | 'uploader' (src/packs/policy.ts) */
+  role: MemberRole
+  accepted: boolean
+  invitedAt: string
+  acceptedAt: string | null
+  /** When an invitation lapses; null once accepted. */
+  expiresAt: string | null
+  /** Their account is disabled: listed, but they may do nothing. */
+  disabled: boolean
+}
+
 export interface PackDetail extends PackRecord {
+  /** The team besides the owner: members (accepted) first, by when they joined, then live invitations. */
+  team: TeamMemberRecord[]
   media: MediaRef[]
   /** Newest first. */
   versions: VersionRecord[]
@@ -120,22 +139,10 @@ export async function packExists(db: Db, namespace: string, packId: string): Pro
   return row !== undefined
 }
 
-/** The pack's row id when it exists and `ownerId` owns it; someone else's pack is as absent as a missing one. */
 /** The pack's row id and owner, hidden or not. */
 export async function findPackRowId(db: Db, namespace: string, packId: string): Promise<{ id: string; ownerId: string } | undefined> {
   const row = await db.selectFrom('packs').select(['id', 'owner_id']).where('namespace', '=', namespace).where('pack_id', '=', packId).executeTakeFirst()
   return row && { id: row.id, ownerId: row.owner_id }
-}
-
-export async function findOwnedPackId(db: Db, ownerId: string, namespace: string, packId: string): Promise<string | undefined> {
-  const row = await db
-    .selectFrom('packs')
-    .select('id')
-    .where('namespace', '=', namespace)
-    .where('pack_id', '=', packId)
-    .where('owner_id', '=', ownerId)
-    .executeTakeFirst()
-  return row?.id
 }
 
 function selectPackBase(db: Db) {
@@ -194,7 +201,7 @@ export async function loadPackDetailsByRowIds(db: Db, packRowIds: readonly strin
 async function withDetails(db: Db, rows: readonly PackBaseRow[]): Promise<PackDetail[]> {
   if (rows.length === 0) return []
   const ids = rows.map((row) => row.id)
-  const [tags, media, versions] = await Promise.all([
+  const [tags, media, versions, team] = await Promise.all([
     tagsOfPacks(db, ids),
     db
       .selectFrom('pack_media')
@@ -212,14 +219,46 @@ async function withDetails(db: Db, rows: readonly PackBaseRow[]): Promise<PackDe
       .orderBy('versions.created_at', 'desc')
       .orderBy('versions.id', 'desc')
       .execute(),
+    teamsOf(db, ids),
   ])
   const mediaOf = groupBy(media, (m) => m.pack_id)
   const versionsOf = groupBy(versions, (v) => v.pack_id)
   return rows.map((row) => ({
     ...toPackRecord(row, tags.get(row.id) ?? []),
+    team: team.get(row.id) ?? [],
     media: (mediaOf.get(row.id) ?? []).map((m) => ({ fileId: m.id, filename: m.filename, contentType: m.content_type })),
     versions: (versionsOf.get(row.id) ?? []).map(toVersionRecord),
   }))
+}
+
+/**
+ * The teams of several packs in one query: accepted members by when they joined, then invitations that have
+ * not lapsed (a lapsed one is as good as gone; the sweep removes it).
+ */
+export async function teamsOf(db: Db, packRowIds: readonly string[], now = nowIso()): Promise<Map<string, TeamMemberRecord[]>> {
+  const rows = await db
+    .selectFrom('pack_members')
+    .innerJoin('users', 'users.id', 'pack_members.user_id')
+    .select(['pack_members.pack_row_id', 'pack_members.user_id', 'users.username', 'users.disabled_at', 'pack_members.role',
+      'pack_members.invited_at', 'pack_members.accepted_at', 'pack_members.expires_at'])
+    .where('pack_members.pack_row_id', 'in', packRowIds)
+    .where((eb) => eb.or([eb('pack_members.accepted_at', 'is not', null), eb('pack_members.expires_at', '>', now)]))
+    .orderBy('pack_members.pack_row_id')
+    .orderBy(sql`case when pack_members.accepted_at is null then 1 else 0 end`)
+    .orderBy(sql`coalesce(pack_members.accepted_at, pack_members.invited_at)`)
+    .orderBy('users.username')
+    .execute()
+  const grouped = groupBy(rows, (r) => r.pack_row_id)
+  return new Map([...grouped].map(([id, members]) => [id, members.map((m) => ({
+    userId: m.user_id,
+    username: m.username,
+    role: m.role === 'maintainer' ? 'maintainer' as const : 'uploader' as const,
+    accepted: m.accepted_at !== null,
+    invitedAt: m.invited_at,
+    acceptedAt: m.accepted_at,
+    expiresAt: m.expires_at,
+    disabled: m.disabled_at !== null,
+  }))]))
 }
 
 /** Rows by key, each group in the rows' order. */
@@ -560,7 +599,8 @@ export async function insertVersion(db: Db, row: VersionRow): Promise<void> {
  * theirs. Run first in a version's transaction: on PostgreSQL the row lock
  * queues concurrent uploads to the same pack, so each sees the other's version.
  */
-export async function touchOwnedPack(db: Db, ownerId: string, packRowId: string, now: string): Promise<boolean> {
-  const result = await db.updateTable('packs').set({ updated_at: now }).where('id', '=', packRowId).where('owner_id', '=', ownerId).executeTakeFirst()
-  return Number(result.numUpdatedRows) > 0
+/** Sets the pack's updated_at (taking its row lock first thing in a transaction); its owner's id, or undefined when it is gone. */
+export async function touchPackNow(db: Db, packRowId: string, now: string): Promise<string | undefined> {
+  const row = await db.updateTable('packs').set({ updated_at: now }).where('id', '=', packRowId).returning('owner_id').executeTakeFirst()
+  return row?.owner_id
 }

@@ -77,7 +77,7 @@ export async function packVersionsRoutes(app: App): Promise<void> {
         discard: (stored) => archives.discard(stored),
       })
       return { file, versionName: fields.get('version_name'), changelog: fields.get('changelog') }
-    })
+    }, request.tokenReach)
     return reply.code(201).send(toPack(pack, fileUrls(app.config, request)))
   })
 }

@@ -9,6 +9,9 @@ import { nowIso } from '../db/time.js'
 import type { FileStore } from '../storage/index.js'
 import { BadRequest, Conflict, DomainError, NotFound } from '../errors.js'
 import type { User } from '../auth/user.js'
+import type { TokenReach } from '../auth/token-reach.js'
+import { may, roleOf, type PackAction, type PackActor, type PackTeam } from './policy.js'
+import { roleNow } from './team-repository.js'
 import { insertFile } from '../files/repository.js'
 import { claimArchive } from './archive-claims.js'
 import { ingestFile, type IngestedFile } from '../uploads/ingest.js'
@@ -16,7 +19,7 @@ import type { UpdateCheckCache } from '../update-check/cache.js'
 import { packChanged } from '../update-check/service.js'
 import { recordAudit, versionTarget, type Actor } from '../audit/service.js'
 import {
-  findOwnedPackId, insertVersion, listPacks, loadPackDetail, newestVersionCreatedAt, touchOwnedPack, versionNameTaken,
+  insertVersion, listPacks, loadPackDetail, newestVersionCreatedAt, touchPackNow, versionNameTaken,
   type MediaRef, type PackDetail, type PackFilter, type PackRecord, type PackSort, type PackSummaryRecord, type VersionRecord, type Viewer,
 } from './repository.js'
 
@@ -50,15 +53,56 @@ export async function listPackPage(
   return listPacks(db, filter, { limit: perPage, offset: (page - 1) * perPage }, sort)
 }
 
-/** May `viewer` see the pack? Hidden packs (by staff, or of a disabled account) only to their owner and staff. */
-export function canSee(viewer: Viewer | null | undefined, pack: Pick<PackRecord, 'hidden' | 'ownerDisabled' | 'ownerId'>): boolean {
+/**
+ * May `viewer` see the pack? Hidden packs (by staff, or of a disabled account) only to their team and staff
+ * (src/packs/policy.ts). A listing's record carries no team: there only the owner and staff see a hidden one.
+ */
+export function canSee(viewer: Viewer | null | undefined, pack: Pick<PackRecord, 'id' | 'hidden' | 'ownerDisabled' | 'ownerId'> & { team?: PackTeam['team'] }): boolean {
   if (!pack.hidden && !pack.ownerDisabled) return true
-  return viewer != null && (viewer.isStaff || viewer.id === pack.ownerId)
+  if (viewer == null) return false
+  return may({ userId: viewer.id, isStaff: viewer.isStaff }, 'see', { id: pack.id, ownerId: pack.ownerId, team: pack.team ?? [] })
 }
 
-/** May `user` change the pack (edit it, manage its versions, delete it)? Its owner and staff. */
-export function canManage(user: Viewer | null | undefined, pack: Pick<PackRecord, 'ownerId'>): boolean {
-  return user != null && (user.isStaff || user.id === pack.ownerId)
+const ACTION_WORDS: Record<PackAction, string> = {
+  'see': 'see this pack',
+  'see-pending': 'see its invitations',
+  'publish-version': 'publish versions of this pack',
+  'edit-changelog': 'edit its changelogs',
+  'edit': 'edit this pack',
+  'manage-versions': 'yank or delete its versions',
+  'invite': 'invite people to its team',
+  'manage-member': 'change that member',
+  'delete': 'delete this pack',
+  'transfer': 'hand this pack to someone else',
+  'leave': 'leave its team',
+}
+
+/**
+ * The pack, when `actor` may do `action` to it (src/packs/policy.ts). Otherwise 404, as for a missing pack
+ * (docs/decisions.md: a pack's private actions are 404 to whoever may not do them); to someone in its team, or
+ * staff, who knows the pack is there, the detail says which role does not allow what.
+ */
+export async function packFor(db: Db, namespace: string, packId: string, actor: PackActor, action: PackAction): Promise<PackDetail> {
+  const pack = await loadPackDetail(db, namespace.toLowerCase(), packId.toLowerCase())
+  if (!pack || !canSee({ id: actor.userId, isStaff: actor.isStaff }, pack)) throw new NotFound('pack not found')
+  if (!may(actor, action, pack)) throw refusalOf(actor, pack, action)
+  return pack
+}
+
+/** Why `actor` may not do `action` (see packFor). */
+export function refusalOf(actor: PackActor, pack: PackDetail, action: PackAction): DomainError {
+  const role = roleOf(actor, pack)
+  if (role === null && !actor.isStaff) return new NotFound('pack not found')
+  if (actor.reach && actor.reach.scope !== 'full') return new NotFound(`pack not found for this token: it may not ${ACTION_WORDS[action]}`)
+  return new NotFound(`pack not found for you: as ${role === null ? 'staff' : `its ${role}`} you may not ${ACTION_WORDS[action]}`)
+}
+
+/** Someone acting on a pack (a signed-in user, or the admin CLI), with the reach of the token they came with. */
+export type PackChanger = Actor & { reach?: TokenReach | null }
+
+/** A signed-in user or the CLI (and the reach of the token they came with) as the policy sees them. */
+export function actorOf(actor: Pick<PackChanger, 'id' | 'isStaff' | 'reach'>, reach?: TokenReach | null): PackActor {
+  return { userId: actor.id, isStaff: actor.isStaff, reach: reach ?? actor.reach ?? null }
 }
 
 /**
@@ -75,13 +119,6 @@ export async function findPack(db: Db, namespace: string, packId: string, viewer
 export async function getPack(db: Db, namespace: string, packId: string, viewer: Viewer | null | undefined): Promise<PackDetail> {
   const pack = await findPack(db, namespace, packId, viewer)
   if (!pack) throw new NotFound('pack not found')
-  return pack
-}
-
-/** As getPack, for a change: someone who may not change the pack hears NotFound, as for a missing one (as drafts do). */
-export async function getManagedPack(db: Db, namespace: string, packId: string, user: Viewer): Promise<PackDetail> {
-  const pack = await loadPackDetail(db, namespace.toLowerCase(), packId.toLowerCase())
-  if (!pack || !canManage(user, pack)) throw new NotFound('pack not found')
   return pack
 }
 
@@ -124,11 +161,12 @@ export async function addVersion(
   namespace: string,
   packId: string,
   readForm: (archives: VersionArchives) => Promise<VersionForm>,
+  reach: TokenReach | null = null,
 ): Promise<PackDetail> {
   const lowerNamespace = namespace.toLowerCase()
   const lowerPackId = packId.toLowerCase()
-  const packRowId = await findOwnedPackId(deps.db, user.id, lowerNamespace, lowerPackId)
-  if (!packRowId) throw new NotFound('pack not found')
+  const pack = await packFor(deps.db, lowerNamespace, lowerPackId, actorOf(user, reach), 'publish-version')
+  const packRowId = pack.id
   const form = await readForm({
     async store(archive, clientFilename, versionName) {
       const earlyName = versionName?.trim()
@@ -142,7 +180,7 @@ export async function addVersion(
   })
   if (!form.file) throw new BadRequest('the "file" part (a ZIP archive) is required')
   await recordVersion(deps.db, deps.store, {
-    ownerId: user.id, packRowId, file: form.file, versionName: form.versionName, changelog: form.changelog,
+    packRowId, file: form.file, versionName: form.versionName, changelog: form.changelog,
     actor: user, namespace: lowerNamespace, packId: lowerPackId,
   })
   await packChanged(deps.updateCheckCache, lowerNamespace, lowerPackId)
@@ -150,7 +188,6 @@ export async function addVersion(
 }
 
 interface NewVersion {
-  ownerId: string
   packRowId: string
   /** Who publishes it, and the pack's lower-case keys: for the audit log. */
   actor: Actor
@@ -175,16 +212,22 @@ async function recordVersion(db: Db, store: FileStore, input: NewVersion): Promi
     const versionName = name
     await db.transaction().execute(async (trx) => {
       const now = Date.now()
-      // First statement: takes the pack's row lock, so concurrent versions of one pack queue up here.
-      if (!(await touchOwnedPack(trx, input.ownerId, input.packRowId, nowIso(now)))) throw new NotFound('pack not found')
+      // First statement: takes the pack's row lock, so concurrent versions of one pack queue up here, and a
+      // removal from the team that committed meanwhile is seen (it takes effect at once).
+      const owner = await touchPackNow(trx, input.packRowId, nowIso(now))
+      if (owner === undefined) throw new NotFound('pack not found')
+      if (input.actor.id !== null && !input.actor.isStaff && (await roleNow(trx, input.packRowId, owner, input.actor.id)) === null) {
+        throw new NotFound('pack not found')
+      }
       if (await versionNameTaken(trx, input.packRowId, versionName)) {
         throw new Conflict(`the pack already has a version named "${versionName}"`)
       }
       const newest = await newestVersionCreatedAt(trx, input.packRowId)
       const createdAt = newest === undefined ? now : Math.max(now, Date.parse(newest) + 1)
-      if (createdAt !== now) await touchOwnedPack(trx, input.ownerId, input.packRowId, nowIso(createdAt))
+      if (createdAt !== now) await touchPackNow(trx, input.packRowId, nowIso(createdAt))
       await insertFile(trx, input.file)
-      await claimArchive(trx, { fileId: input.file.id, packRowId: input.packRowId, ownerId: input.ownerId, now })
+      // The bytes become the pack's, and so its owner's, whoever in its team published them.
+      await claimArchive(trx, { fileId: input.file.id, packRowId: input.packRowId, ownerId: owner, now })
       await insertVersion(trx, {
         id: randomUUID(),
         pack_id: input.packRowId,

@@ -10,7 +10,8 @@ import { recordAudit, versionTarget, type Actor } from '../audit/service.js'
 import { deleteFileRows, filesNotInUse } from '../files/repository.js'
 import { deleteStoredFiles } from '../storage/delete.js'
 import { packChanged } from '../update-check/service.js'
-import { getManagedPack, getPack, type PackDetail, type PacksDeps } from './service.js'
+import { actorOf, getPack, packFor, refusalOf, type PackChanger, type PackDetail, type PacksDeps } from './service.js'
+import { may, type PackAction } from './policy.js'
 import { releaseClaims } from './archive-claims.js'
 import { deleteVersionRow, findPackVersion, touchPack, updateVersion, type ManagedVersion } from './versions-repository.js'
 
@@ -22,8 +23,8 @@ export interface VersionChanges {
   yanked?: boolean | undefined
 }
 
-async function managedVersion(deps: PacksDeps, actor: Actor, namespace: string, packId: string, versionId: string) {
-  const pack = await getManagedPack(deps.db, namespace, packId, actor)
+async function managedVersion(deps: PacksDeps, actor: PackChanger, namespace: string, packId: string, versionId: string, action: PackAction) {
+  const pack = await packFor(deps.db, namespace, packId, actorOf(actor), action)
   // A malformed id names nothing (docs/decisions.md#paths-and-ids).
   const version = isUuid(versionId) ? await findPackVersion(deps.db, pack.id, versionId.toLowerCase()) : undefined
   if (!version) throw new NotFound('version not found')
@@ -37,19 +38,21 @@ async function managedVersion(deps: PacksDeps, actor: Actor, namespace: string, 
  */
 export async function editVersion(
   deps: PacksDeps,
-  actor: Actor,
+  actor: PackChanger,
   namespace: string,
   packId: string,
   versionId: string,
   changes: VersionChanges,
 ): Promise<PackDetail> {
-  const { pack, version } = await managedVersion(deps, actor, namespace, packId, versionId)
+  const { pack, version } = await managedVersion(deps, actor, namespace, packId, versionId, 'edit-changelog')
   const changelog = changes.changelog
   if (changelog !== undefined && changelog.length > MAX_CHANGELOG_LENGTH) {
     throw new BadRequest(`changelog is longer than ${MAX_CHANGELOG_LENGTH} characters`)
   }
   const yankChanges = changes.yanked !== undefined && changes.yanked !== version.yanked
   const changelogChanges = changelog !== undefined && changelog !== version.changelog
+  // An uploader may edit changelogs; a yank is a maintainer's (src/packs/policy.ts).
+  if (yankChanges && !may(actorOf(actor), 'manage-versions', pack)) throw refusalOf(actorOf(actor), pack, 'manage-versions')
   if (yankChanges || changelogChanges) {
     await deps.db.transaction().execute(async (trx) => {
       const now = nowIso()
@@ -76,8 +79,8 @@ export async function editVersion(
  * file. Deleting the only (or the only unyanked) version leaves the pack with
  * no latest version: the update-check then answers 404 saying so.
  */
-export async function deleteVersion(deps: PacksDeps, actor: Actor, namespace: string, packId: string, versionId: string): Promise<void> {
-  const { pack, version } = await managedVersion(deps, actor, namespace, packId, versionId)
+export async function deleteVersion(deps: PacksDeps, actor: PackChanger, namespace: string, packId: string, versionId: string): Promise<void> {
+  const { pack, version } = await managedVersion(deps, actor, namespace, packId, versionId, 'manage-versions')
   const storageKeys = await deps.db.transaction().execute(async (trx) => {
     if (!(await touchPack(trx, pack.id, pack.updatedAt))) throw new NotFound('pack not found')
     const current: ManagedVersion | undefined = await findPackVersion(trx, pack.id, version.id)

@@ -8,7 +8,7 @@ import { PACK_ID_HOLD_DAYS } from '../api/constants.js'
 import { BadRequest } from '../errors.js'
 import type { App } from '../http/types.js'
 import { deletePack } from '../packs/delete-service.js'
-import { getManagedPack, type PackDetail } from '../packs/service.js'
+import { actorOf, packFor, type PackDetail } from '../packs/service.js'
 import { html, type SafeHtml } from '../web/html.js'
 import { sendPage } from '../web/respond.js'
 import { userHref } from './pack-card.js'
@@ -21,7 +21,7 @@ export default async function deletePages(app: App): Promise<void> {
     config: { access: 'user' },
     schema: { hide: true, params: Params },
   }, async (request, reply) => {
-    const pack = await getManagedPack(app.db, request.params.namespace, request.params.pack_id, request.user!)
+    const pack = await packFor(app.db, request.params.namespace, request.params.pack_id, actorOf(request.user!), 'delete')
     return sendPage(app, request, reply, { title: `Delete ${pack.title}`, body: deleteBody(pack, request.csrfToken ?? ''), scripts: ['pack'] })
   })
 
@@ -29,7 +29,7 @@ export default async function deletePages(app: App): Promise<void> {
     config: { access: 'user' },
     schema: { hide: true, params: Params, body: DeleteForm },
   }, async (request, reply) => {
-    const pack = await getManagedPack(app.db, request.params.namespace, request.params.pack_id, request.user!)
+    const pack = await packFor(app.db, request.params.namespace, request.params.pack_id, actorOf(request.user!), 'delete')
     if ((request.body.confirm ?? '').trim().toLowerCase() !== pack.packId) {
       const error = new BadRequest(`type the pack id "${pack.packId}" to confirm`)
       return sendPage(app, request, reply, { title: `Delete ${pack.title}`, body: deleteBody(pack, request.csrfToken ?? '', error.message), scripts: ['pack'] }, 400)

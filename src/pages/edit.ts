@@ -14,7 +14,7 @@ import { DomainError, Conflict } from '../errors.js'
 import type { App } from '../http/types.js'
 import { fileUrl } from '../http/urls.js'
 import { editPack } from '../packs/edit-service.js'
-import { MAX_TITLE_LENGTH, getManagedPack, type MediaRef, type PackDetail } from '../packs/service.js'
+import { MAX_TITLE_LENGTH, actorOf, packFor, type MediaRef, type PackDetail } from '../packs/service.js'
 import { listCategories, type CategoryRow } from '../packs/tags.js'
 import { describeAllowed } from '../uploads/filetypes.js'
 import { formatBytes } from '../web/format.js'
@@ -47,7 +47,7 @@ export default async function editPages(app: App): Promise<void> {
     config: { access: 'user' },
     schema: { hide: true, params: Params },
   }, async (request, reply) => {
-    const pack = await getManagedPack(app.db, request.params.namespace, request.params.pack_id, request.user!)
+    const pack = await packFor(app.db, request.params.namespace, request.params.pack_id, actorOf(request.user!), 'edit')
     const body = editBody(app, pack, valuesOf(pack), await listCategories(app.db), request.csrfToken ?? '')
     return sendPage(app, request, reply, { title: `Edit ${pack.title}`, body, scripts: ['edit'] })
   })
@@ -56,7 +56,7 @@ export default async function editPages(app: App): Promise<void> {
     config: { access: 'user' },
     schema: { hide: true, params: Params, body: EditForm },
   }, async (request, reply) => {
-    const pack = await getManagedPack(app.db, request.params.namespace, request.params.pack_id, request.user!)
+    const pack = await packFor(app.db, request.params.namespace, request.params.pack_id, actorOf(request.user!), 'edit')
     const form = request.body
     // A revision that is no number is no revision the pack has been at: the service answers it as a conflict.
     const revision = /^[0-9]{1,10}$/.test(form.revision ?? '') ? Number(form.revision) : 0

@@ -277,7 +277,7 @@ describe('creating tokens with a reach', () => {
       [{ scope: 'read', packs: ['alice:castle'] }, /packs are only for a publish token \(scope "publish"\); a read token names no packs/],
       [{ packs: ['alice:castle'] }, /packs are only for a publish token .*a full token names no packs/],
       [{ scope: 'full', packs: ['castle'] }, /a full token names no packs/],
-      [{ scope: 'publish', packs: ['bob:bob-pack'] }, /^not among your packs: bob:bob-pack \(a publish token may only name packs you own\)$/],
+      [{ scope: 'publish', packs: ['bob:bob-pack'] }, /^not among your packs: bob:bob-pack \(a publish token may only name packs you own or are in the team of\)$/],
       [{ scope: 'publish', packs: ['alice:castle', 'alice:nope', 'bob:bob-pack'] }, /^not among your packs: alice:nope, bob:bob-pack /],
       [{ scope: 'publish', packs: ['nope'] }, /not among your packs: alice:nope/],
       [{ scope: 'publish', packs: ['alice castle'] }, /^not a pack name: "alice castle" \(expected namespace:pack_id/],
@@ -424,7 +424,7 @@ describe('packs token create with a reach', () => {
     const before = (await listOf(alice)).length
     const notYours = await packs(['token', 'create', 'alice', '--pack', 'bob:bob-pack'])
     assert.equal(notYours.code, 1)
-    assert.equal(notYours.stderr, 'packs: not among your packs: bob:bob-pack (a publish token may only name packs you own)\n')
+    assert.equal(notYours.stderr, 'packs: not among your packs: bob:bob-pack (a publish token may only name packs you own or are in the team of)\n')
     assert.equal(notYours.stdout, '')
     for (const [args, pattern] of [
       [['--read-only', '--pack', 'castle'], /--read-only and --pack do not go together/],
