@@ -15,7 +15,8 @@ export const DraftFormData = Type.Object({}, {
   title: 'DraftFormData',
   description: 'The create-page form, stored as given. Known fields: title, summary, category (a category key), description, '
     + 'tags (array of tag names), version_name, changelog; when present, each must be a string or null, and tags an array of strings '
-    + 'or null. Other members are kept as they are; the create page adds revision (a number: which of its edits the saved data '
+    + 'or null; team (co-authors invited when the draft is published: an array of {username, role} with role maintainer or uploader, '
+    + 'at most 20). Other members are kept as they are; the create page adds revision (a number: which of its edits the saved data '
     + 'holds, so a reopened page can tell whether a copy it kept locally is newer).',
 })
 

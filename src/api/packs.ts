@@ -146,6 +146,7 @@ export const PackListQuery = Type.Object({
   q: Type.Optional(Type.String({ maxLength: MAX_SEARCH_LENGTH, description: 'Part of the title, case-insensitive; the first 1,000 matches are counted and paged (total_capped).' })),
   tag: Type.Optional(Type.String({ description: 'Only packs with this tag (name, case-insensitive).' })),
   category: Type.Optional(Type.String({ description: 'Only packs in this category (key).' })),
+  member: Type.Optional(Type.String({ maxLength: 64, description: 'Only packs this user (username, case-insensitive) owns or is in the team of.' })),
   sort: Type.Optional(Type.Union([Type.Literal('updated'), Type.Literal('downloads'), Type.Literal('created')], {
     default: 'updated',
     description: 'updated: most recently updated first; downloads: most downloaded first; created: newest packs first.',

@@ -71,7 +71,7 @@ function reachesPack(reach: TokenReach, params: unknown): boolean {
 function publishRefusal(reach: TokenReach): string {
   const beyond = 'uploads, drafts, new packs and every other change need a full-access token'
   if (reach.packs.length === 0) {
-    return `this token could only publish new versions of packs that have all been deleted since: it may now only read; ${beyond}`
+    return `this token could only publish new versions of packs that have all been deleted since, or whose teams its owner has left: it may now only read; ${beyond}`
   }
   return `this token may only publish new versions of ${reach.packs.map(packName).join(', ')} `
     + `(POST /api/packs/{namespace}/{pack_id}/versions/) and read; ${beyond}`

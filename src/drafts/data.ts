@@ -21,7 +21,12 @@ export interface DraftFields {
   changelog: string
   /** The create page's edit counter saved with the data (see the client's autosave); 0 when none. */
   revision: number
+  /** Co-authors to invite when the draft is published, each once (by lower-case name); entries of another shape are left out. */
+  team: Array<{ username: string; role: 'maintainer' | 'uploader' }>
 }
+
+/** The most co-authors a draft may name: a team is a handful of people, and each becomes an invitation. */
+export const MAX_DRAFT_TEAM = 20
 
 /** Draft ids are stored in lower case (as the uploads route stores draft_uuid): one draft, however the client spells it. */
 export function draftIdOf(uuid: string): string {
@@ -44,6 +49,15 @@ export function checkDraftData(data: Record<string, unknown>): void {
   const tags = data.tags
   if (tags !== undefined && tags !== null && !(Array.isArray(tags) && tags.every((t) => typeof t === 'string'))) {
     throw new BadRequest('data.tags must be an array of strings')
+  }
+  const team = data.team
+  if (team !== undefined && team !== null) {
+    const entry = (m: unknown) => typeof m === 'object' && m !== null && typeof (m as Record<string, unknown>).username === 'string'
+      && ['maintainer', 'uploader'].includes((m as Record<string, unknown>).role as string)
+    if (!Array.isArray(team) || !team.every(entry)) {
+      throw new BadRequest('data.team must be an array of {"username": string, "role": "maintainer" or "uploader"}')
+    }
+    if (team.length > MAX_DRAFT_TEAM) throw new BadRequest(`data.team names ${team.length} people; a draft may invite at most ${MAX_DRAFT_TEAM}`)
   }
 }
 
@@ -70,6 +84,13 @@ export function readDraftFields(text: string): DraftFields {
   }
   const tags = Array.isArray(data.tags) ? data.tags.filter((t): t is string => typeof t === 'string') : []
   const revision = typeof data.revision === 'number' && Number.isFinite(data.revision) ? data.revision : 0
+  const team = new Map<string, { username: string; role: 'maintainer' | 'uploader' }>()
+  for (const m of Array.isArray(data.team) ? (data.team as unknown[]).slice(0, MAX_DRAFT_TEAM) : []) {
+    const { username, role } = (typeof m === 'object' && m !== null ? m : {}) as Record<string, unknown>
+    if (typeof username === 'string' && username.trim() !== '' && (role === 'maintainer' || role === 'uploader')) {
+      team.set(username.trim().toLowerCase(), { username: username.trim(), role })
+    }
+  }
   return {
     title: field('title'),
     summary: field('summary'),
@@ -79,5 +100,6 @@ export function readDraftFields(text: string): DraftFields {
     version_name: field('version_name'),
     changelog: field('changelog'),
     revision,
+    team: [...team.values()],
   }
 }

@@ -17,6 +17,10 @@ import { claimArchive } from './archive-claims.js'
 import { findCategoryIdByKey, findTagIdsByNames, insertPack, insertPackMedia, insertPackTags, insertVersion, packExists, type PackDetail } from './repository.js'
 import { MAX_TITLE_LENGTH, MAX_VERSION_NAME_LENGTH, checkLength, getPack, type PacksDeps } from './service.js'
 import { slugify } from './slugs.js'
+import { insertInvitation } from './team-repository.js'
+import { INVITATION_DAYS } from './team-service.js'
+import { findUserRowByUsername } from '../accounts/users-repository.js'
+import type { Db } from '../db/index.js'
 import { packIdHeldUntil } from './versions-repository.js'
 
 /**
@@ -109,6 +113,7 @@ export async function publishDraft(deps: PacksDeps, user: User, draftUuid: strin
       await deleteFileRows(trx, extras.map((u) => u.fileId))
       await deleteDraftRow(trx, draftId)
       await recordAudit(trx, user, 'pack.publish', packTarget(namespace, packId), { title, version: versionName })
+      await inviteCoAuthors(trx, user, { id: packRowId, namespace, packId }, fields.team, (deps.clock ?? Date.now)())
       return extras.map((u) => u.storageKey)
     })
   } catch (error) {
@@ -123,4 +128,30 @@ export async function publishDraft(deps: PacksDeps, user: User, draftUuid: strin
   // The update-check may hold a "not found" for this id from before it existed.
   await packChanged(deps.updateCheckCache, namespace, packId!)
   return getPack(db, namespace, packId!, user)
+}
+
+/**
+ * The co-authors the draft names, invited into the new pack's team in the publish's transaction (so a refusal
+ * publishes nothing). A name that is no account, a disabled account or the publisher is a 400 naming it: the
+ * create page offers only existing names, so this is a draft saved elsewhere or an account changed since.
+ */
+async function inviteCoAuthors(
+  db: Db, user: User, pack: { id: string; namespace: string; packId: string }, team: ReadonlyArray<{ username: string; role: 'maintainer' | 'uploader' }>, now: number,
+): Promise<void> {
+  const problems: string[] = []
+  const invitees: Array<{ id: string; username: string; role: 'maintainer' | 'uploader' }> = []
+  for (const member of team) {
+    const row = await findUserRowByUsername(db, member.username)
+    if (!row) problems.push(`no account is named "${member.username}"`)
+    else if (row.id === user.id) problems.push('you cannot invite yourself')
+    else if (row.disabled_at !== null) problems.push(`the account "${row.username}" is disabled`)
+    else invitees.push({ id: row.id, username: row.username, role: member.role })
+  }
+  if (problems.length > 0) throw new BadRequest(`cannot publish the draft: of its co-authors, ${problems.join('; ')}`)
+  for (const invitee of invitees) {
+    await insertInvitation(db, {
+      packRowId: pack.id, userId: invitee.id, role: invitee.role, invitedBy: user.id, now: nowIso(now), expiresAt: nowIso(now + INVITATION_DAYS * 86_400_000),
+    })
+    await recordAudit(db, user, 'team.invite', packTarget(pack.namespace, pack.packId), { user: invitee.username, role: invitee.role })
+  }
 }

@@ -119,6 +119,8 @@ export interface PackFilter {
   category?: string | undefined
   /** Only this user's packs (a profile). */
   ownerId?: string | undefined
+  /** Only packs this user owns or is in the team of (accepted). */
+  memberId?: string | undefined
   /** Hidden packs and packs of disabled accounts too: for their owner's profile and for staff. Public listings leave them out. */
   includeHidden?: boolean | undefined
 }
@@ -360,6 +362,14 @@ function applyFilter(eb: ExpressionBuilder<Database, 'packs'>, filter: PackFilte
       .where('pack_tags.tag_id', '=', eb.selectFrom('tags').select('tags.id').where('tags.name_lower', '=', filter.tag.toLowerCase()))))
   }
   if (filter.ownerId) conditions.push(eb('packs.owner_id', '=', filter.ownerId))
+  if (filter.memberId) {
+    // Owned (packs_owner's index), or in the team (pack_members_user's index): few packs per person either way.
+    conditions.push(eb.or([
+      eb('packs.owner_id', '=', filter.memberId),
+      eb('packs.id', 'in', eb.selectFrom('pack_members').select('pack_members.pack_row_id')
+        .where('pack_members.user_id', '=', filter.memberId).where('pack_members.accepted_at', 'is not', null)),
+    ]))
+  }
   if (!filter.includeHidden) conditions.push(LISTED)
   if (filter.category) {
     conditions.push(eb('packs.category_id', '=', eb.selectFrom('categories').select('categories.id').where('categories.key', '=', filter.category.toLowerCase())))
@@ -393,7 +403,7 @@ function isSqlite(db: Db): boolean {
  * where walking the listing for a rare term took over 100).
  */
 async function countPacks(db: Db, filter: PackFilter, titleTerm: string | undefined): Promise<{ total: number; capped: boolean }> {
-  if (!filter.q && !filter.tag && !filter.ownerId && !filter.includeHidden) {
+  if (!filter.q && !filter.tag && !filter.ownerId && !filter.memberId && !filter.includeHidden) {
     let scope = db.selectFrom('pack_counts').select('pack_counts.listed')
     scope = filter.category
       ? scope.where('pack_counts.scope', '=', (eb) => eb.selectFrom('categories').select('categories.id').where('categories.key', '=', filter.category!.toLowerCase()))

@@ -15,17 +15,17 @@ export default async function packsRoutes(app: App): Promise<void> {
     config: { access: 'gate', heavy: true },
     schema: {
       summary: 'List packs',
-      description: 'Most recently updated first (see sort). Filters combine: title search, tag name, category key. '
+      description: 'Most recently updated first (see sort). Filters combine: title search, tag name, category key, member. '
         + 'Hidden packs and packs of disabled accounts are left out.',
       tags: ['packs'],
       querystring: PackListQuery,
       response: { 200: PackList, ...errorResponses(400, 401) },
     },
   }, async (request) => {
-    const { q, tag, category } = request.query
+    const { q, tag, category, member } = request.query
     const page = request.query.page ?? 1
     const perPage = request.query.per_page ?? PACKS_PER_PAGE
-    const { items, total, capped } = await listPackPage(app.db, { q, tag, category }, page, perPage, request.query.sort ?? 'updated')
+    const { items, total, capped } = await listPackPage(app.db, { q, tag, category, member }, page, perPage, request.query.sort ?? 'updated')
     const urls = fileUrls(app.config, request)
     return { items: items.map((p) => toPackSummary(p, urls)), page, per_page: perPage, total, total_capped: capped }
   })

@@ -9,6 +9,7 @@ import { nowIso } from '../db/time.js'
 import type { FileStore } from '../storage/index.js'
 import { BadRequest, Conflict, DomainError, NotFound } from '../errors.js'
 import type { User } from '../auth/user.js'
+import { findUserRowByUsername } from '../accounts/users-repository.js'
 import type { TokenReach } from '../auth/token-reach.js'
 import { may, roleOf, type PackAction, type PackActor, type PackTeam } from './policy.js'
 import { roleNow } from './team-repository.js'
@@ -45,12 +46,19 @@ export interface PacksDeps {
  */
 export async function listPackPage(
   db: Db,
-  filter: PackFilter,
+  filter: PackFilter & { member?: string | undefined },
   page: number,
   perPage: number,
   sort: PackSort = 'updated',
 ): Promise<{ items: PackSummaryRecord[]; total: number; capped: boolean }> {
-  return listPacks(db, filter, { limit: perPage, offset: (page - 1) * perPage }, sort)
+  const { member, ...rest } = filter
+  if (member !== undefined) {
+    // By a person's name: the packs they own or are in the team of; an unknown name has none.
+    const user = await findUserRowByUsername(db, member)
+    if (!user) return { items: [], total: 0, capped: false }
+    rest.memberId = user.id
+  }
+  return listPacks(db, rest, { limit: perPage, offset: (page - 1) * perPage }, sort)
 }
 
 /**

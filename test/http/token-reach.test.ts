@@ -208,7 +208,7 @@ describe('tokens and their packs over time', () => {
     assert.ok(listed, 'still listed')
     assert.equal(listed.scope, 'publish')
     assert.deepEqual(listed.packs, [])
-    expectError(await newVersion('alice', 'temporary-two', both.headers), 403, /could only publish new versions of packs that have all been deleted since: it may now only read/)
+    expectError(await newVersion('alice', 'temporary-two', both.headers), 403, /could only publish new versions of packs that have all been deleted since, or whose teams its owner has left: it may now only read/)
     assert.equal((await site.app.inject({ url: '/api/me/', headers: both.headers })).statusCode, 200)
   })
 
