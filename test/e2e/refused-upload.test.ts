@@ -19,8 +19,15 @@ import { cliOk, lastLine, startServer, type RunningServer } from '../helpers/ser
 import { tempDir } from '../helpers/temp.js'
 
 const TRIES = 8
-// Large enough that the old immediate close reset the connection in 8 of 8 tries with Node's fetch.
-const BODY = 20 * 1024 * 1024
+const MiB = 1024 * 1024
+// The site's limits, small so the bodies below exceed them cheaply: versions up to 2 MiB, media up to 3 MiB,
+// so the byte bound (4 × the largest upload) is 12 MiB.
+const VERSION_LIMIT = 2 * MiB
+const MEDIA_LIMIT = 3 * MiB
+const BYTE_BOUND = 4 * MEDIA_LIMIT
+// Over the version limit (the 413) and under the byte bound (read to its end). Large enough that the old
+// immediate close reset the connection in 8 of 8 tries with Node's fetch (measured with 4 MiB as with 20 MiB).
+const BODY = 4 * MiB
 
 let server: RunningServer
 let demo: DemoSite
@@ -33,8 +40,7 @@ let bigFile: string
 
 before(async () => {
   // A server of its own process, started as users start it, so client and server do not share an event loop.
-  // Versions up to 4 MiB there, so a 20 MiB body is over the limit; the byte bound is 4 × the largest upload (media).
-  server = await startServer({ env: { PACKS_MAX_VERSION_SIZE: '4MiB', PACKS_MAX_MEDIA_SIZE: '8MiB' } })
+  server = await startServer({ env: { PACKS_MAX_VERSION_SIZE: `${VERSION_LIMIT / MiB}MiB`, PACKS_MAX_MEDIA_SIZE: `${MEDIA_LIMIT / MiB}MiB` } })
   port = server.port
   demo = await seedDemoSite(server)
   const token = async (username: string, ...flags: string[]) =>
@@ -161,11 +167,11 @@ describe('a refused upload is answered, never reset', () => {
   })
 
   test('a client that keeps sending past the byte bound is cut off; one that goes quiet is closed', async () => {
-    // 4 × the largest upload (8 MiB of media) is 32 MiB: a client that declares 1 GiB and keeps sending is cut off there.
+    // 4 × the largest upload (3 MiB of media) is 12 MiB: a client that declares 1 GiB and keeps sending is cut off there.
     const closedAfter = await new Promise<number>((resolve) => {
       const socket = net.connect(port, '127.0.0.1')
       let sent = 0
-      const chunk = Buffer.alloc(1024 * 1024, 1)
+      const chunk = Buffer.alloc(MiB, 1)
       socket.on('error', () => {})
       socket.once('close', () => resolve(sent))
       socket.write(`POST /api/uploads/ HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\nauthorization: Bearer steve nope\r\ncontent-type: multipart/form-data; boundary=b\r\ncontent-length: ${2 ** 30}\r\n\r\n`)
@@ -177,7 +183,7 @@ describe('a refused upload is answered, never reset', () => {
       }
       pump()
     })
-    assert.ok(closedAfter > 32 * 1024 * 1024 && closedAfter < 128 * 1024 * 1024, `cut off after ${closedAfter} bytes sent (the bound is 32 MiB)`)
+    assert.ok(closedAfter > BYTE_BOUND && closedAfter < 4 * BYTE_BOUND, `cut off after ${closedAfter} bytes sent (the bound is ${BYTE_BOUND / MiB} MiB)`)
 
     // A client that sends its headers and a little body, then nothing, and does not close its side when the
     // answer's FIN arrives (allowHalfOpen): the server closes the connection after the idle time, not at once
