@@ -1,9 +1,13 @@
 // A pack's page: what it is, the id players paste into the in-game mod, its
 // description (Markdown, sanitised), media, and every version with a download
-// link; for its owner, the form that uploads a new version
-// (src/web/client/pages/pack.ts sends it to the API with a progress bar).
+// link; its team with their roles. Each control shows exactly when the pack's
+// policy (src/packs/policy.ts) lets the viewer use it: the form that uploads a
+// new version (src/web/client/pages/pack.ts sends it to the API with a
+// progress bar) to the whole team, editing the pack to its owner, maintainers
+// and staff. The team's own page, with its forms, is ./team.ts.
 import { Type } from 'typebox'
-import { MAX_VERSION_NAME_LENGTH, findPack, type MediaRef, type PackDetail, type VersionRecord } from '../packs/service.js'
+import { MAX_VERSION_NAME_LENGTH, actorOf, findPack, type MediaRef, type PackDetail, type VersionRecord } from '../packs/service.js'
+import { may, type PackAction } from '../packs/policy.js'
 import { NotFound } from '../errors.js'
 import { renderDescription } from '../web/markdown.js'
 import { sendPage } from '../web/respond.js'
@@ -13,6 +17,7 @@ import { html, trusted, type SafeHtml } from '../web/html.js'
 import { formatBytes, timeTag } from '../web/format.js'
 import { browseHref, chipLink, minecraftTag, thumbnail } from '../web/packs.js'
 import { downloadsText, userHref } from './pack-card.js'
+import { teamList, teamHref } from './team.js'
 
 const PackPageParams = Type.Object({ namespace: Type.String(), pack_id: Type.String() })
 
@@ -27,21 +32,24 @@ export default async function packPages(app: App): Promise<void> {
     const pack = await findPack(app.db, namespace, packId, request.user)
     if (!pack) throw new NotFound(`there is no pack "${namespace}:${packId}"`)
     const user = request.user
+    const actor = user ? actorOf(user, request.tokenReach) : null
     const view: PackView = {
       pack,
-      isOwner: user !== null && user.username.toLowerCase() === pack.owner.toLowerCase(),
+      can: (action) => actor !== null && may(actor, action, pack),
       isStaff: user?.isStaff === true,
       fileUrl: (id) => fileUrl(app.config, id),
       downloadUrl: (id) => downloadUrl(app.config, request, id),
       versionLimit: app.config.uploadLimits.version,
     }
-    return sendPage(app, request, reply, { title: pack.title, body: packBody(view), scripts: view.isOwner || view.isStaff ? ['pack'] : [] })
+    const scripted = (['publish-version', 'edit-changelog', 'manage-versions', 'delete'] as const).some((a) => view.can(a)) || view.isStaff
+    return sendPage(app, request, reply, { title: pack.title, body: packBody(view), scripts: scripted ? ['pack'] : [] })
   })
 }
 
 interface PackView {
   pack: PackDetail
-  isOwner: boolean
+  /** Whether the viewer may do `action` to this pack (src/packs/policy.ts); false for nobody signed in. */
+  can(action: PackAction): boolean
   /** Staff see the hide / unhide control. */
   isStaff: boolean
   fileUrl(fileId: string): string
@@ -66,7 +74,7 @@ ${thumbnail(thumbUrl, pack.title, 'pack-icon', `Thumbnail of ${pack.title}`)}
 ${pack.summary ? html`<p class="summary">${pack.summary}</p>` : null}
 <p class="byline muted">by <a class="owner" href="${userHref(pack.owner)}">${pack.owner}</a> · published ${timeTag(pack.createdAt)} · updated ${timeTag(pack.updatedAt)} · <span class="downloads">${downloadsText(pack.downloads)}</span></p>
 ${chips.some((c) => c !== null) ? html`<ul class="chips" aria-label="Category and tags">${chips}</ul>` : null}
-${view.isOwner || view.isStaff ? html`<p class="pack-edit-link"><a class="button secondary" href="${`/packs/${encodeURIComponent(pack.namespace)}/${encodeURIComponent(pack.packId)}/edit/`}">Edit pack</a></p>` : null}
+${view.can('edit') ? html`<p class="pack-edit-link"><a class="button secondary" href="${`/packs/${encodeURIComponent(pack.namespace)}/${encodeURIComponent(pack.packId)}/edit/`}">Edit pack</a></p>` : null}
 </div>
 </header>
 
@@ -83,12 +91,20 @@ ${pack.description.trim() !== ''
 
 ${pack.media.length > 0 ? gallery(pack.media, view) : null}
 
+<section class="pack-team" aria-labelledby="team-heading">
+<h2 id="team-heading">Team</h2>
+${teamList(pack, view.can('see-pending'))}
+${view.can('invite') || view.can('leave') || view.can('transfer')
+    ? html`<p><a class="button secondary" href="${teamHref(pack)}">Manage the team</a></p>`
+    : html`<p><a href="${teamHref(pack)}">The team page</a></p>`}
+</section>
+
 <section class="pack-versions" aria-labelledby="versions-heading">
 <h2 id="versions-heading">Versions <span class="muted count">(${pack.versions.length})</span></h2>
-${view.isOwner ? newVersionForm(view) : null}
+${view.can('publish-version') ? newVersionForm(view) : null}
 <ol class="versions">${pack.versions.map((v, i) => version(v, i, view))}</ol>
 </section>
-${view.isOwner || view.isStaff ? html`<p class="pack-danger"><a class="button danger" href="${`/packs/${encodeURIComponent(pack.namespace)}/${encodeURIComponent(pack.packId)}/delete/`}">Delete pack…</a></p>` : null}
+${view.can('delete') ? html`<p class="pack-danger"><a class="button danger" href="${`/packs/${encodeURIComponent(pack.namespace)}/${encodeURIComponent(pack.packId)}/delete/`}">Delete pack…</a></p>` : null}
 ${moderationForm(view)}
 </article>`
 }
@@ -116,12 +132,12 @@ function version(v: VersionRecord, index: number, view: PackView): SafeHtml {
 <p class="version-meta">${minecraftTag(v)} · <span>published ${timeTag(v.createdAt, true)}</span> · <span class="downloads">${downloadsText(v.downloads)}</span></p>
 ${v.changelog.trim() !== '' ? html`<div class="changelog">${v.changelog}</div>` : html`<p class="changelog-empty muted">No changelog.</p>`}
 <p class="version-actions"><a class="download button" href="${view.downloadUrl(v.fileId)}" aria-describedby="${headingId}">Download</a></p>
-${view.isOwner || view.isStaff ? versionControls(v, headingId, view) : null}
+${view.can('edit-changelog') || view.can('manage-versions') ? versionControls(v, headingId, view) : null}
 </li>`
 }
 
 /**
- * Owner and staff: edit the changelog, yank or un-yank, delete. Each form's
+ * The team (as the policy allows each): edit the changelog; yank or un-yank, delete. Each form's
  * action is the version's API URL; src/web/client/pages/pack.ts sends it with
  * the form's data-method and reloads the page.
  */
@@ -129,14 +145,14 @@ function versionControls(v: VersionRecord, headingId: string, view: PackView): S
   const { pack } = view
   const url = `/api/packs/${encodeURIComponent(pack.namespace)}/${encodeURIComponent(pack.packId)}/versions/${v.id}/`
   return html`<div class="version-manage" aria-label="${`Manage version ${v.name}`}">
-<details class="changelog-edit"><summary>Edit changelog</summary>
+${view.can('edit-changelog') ? html`<details class="changelog-edit"><summary>Edit changelog</summary>
 <form class="version-form" data-method="PATCH" action="${url}" novalidate>
 <label for="${`cl-${v.id}`}">Changelog of ${v.name}</label>
 <textarea id="${`cl-${v.id}`}" name="changelog" rows="4">${v.changelog}</textarea>
 <div class="actions"><button type="submit">Save changelog</button></div>
 <p class="field-error" role="alert"></p>
-</form></details>
-<form class="version-form" data-method="PATCH" action="${url}" novalidate>
+</form></details>` : null}
+${view.can('manage-versions') ? html`<form class="version-form" data-method="PATCH" action="${url}" novalidate>
 <input type="hidden" name="yanked" value="${v.yanked ? 'false' : 'true'}">
 <button type="submit" class="secondary" aria-describedby="${headingId}">${v.yanked ? 'Un-yank' : 'Yank'}</button>
 <p class="field-error" role="alert"></p>
@@ -144,7 +160,7 @@ function versionControls(v: VersionRecord, headingId: string, view: PackView): S
 <form class="version-form" data-method="DELETE" action="${url}" data-confirm="${`Delete version ${v.name} and its file? This cannot be undone.`}" novalidate>
 <button type="submit" class="danger" aria-describedby="${headingId}">Delete</button>
 <p class="field-error" role="alert"></p>
-</form>
+</form>` : null}
 </div>`
 }
 

@@ -1,5 +1,7 @@
 // A user's profile page, /users/{username}/: who they are
-// and the packs they publish, as cards like the browse page's. Their own
+// and the packs they publish, as cards like the browse page's, then the packs
+// whose team they are in, with their role (hidden ones only to whoever may see
+// them, as everywhere). Their own
 // hidden packs show to them and to staff, marked "Hidden". A disabled
 // account's profile is a 404 except to staff, who see it marked and, on
 // anyone's profile but their own, a Disable / Enable form
@@ -9,7 +11,7 @@ import { PACK_ID_HOLD_DAYS, PACKS_PER_PAGE } from '../api/constants.js'
 import { BadRequest, NotFound } from '../errors.js'
 import type { App } from '../http/types.js'
 import { fileUrl } from '../http/urls.js'
-import { getProfile, type Profile } from '../profiles/service.js'
+import { getProfile, listMemberPacks, type MemberPack, type Profile } from '../profiles/service.js'
 import { formatCount, timeTag } from '../web/format.js'
 import { html, type SafeHtml } from '../web/html.js'
 import { browseHref } from '../web/packs.js'
@@ -51,6 +53,7 @@ export default async function profilePages(app: App): Promise<void> {
     const viewer = request.user
     const view: ProfileView = {
       profile,
+      memberOf: await listMemberPacks(app.db, profile.account, viewer),
       pages,
       isSelf: viewer?.id === profile.account.id,
       // Staff moderate accounts, but not their own (the API refuses that too).
@@ -68,6 +71,8 @@ export default async function profilePages(app: App): Promise<void> {
 
 interface ProfileView {
   profile: Profile
+  /** The packs whose team they are in (not as owner), as this viewer may see them. */
+  memberOf: MemberPack[]
   pages: number
   isSelf: boolean
   canModerate: boolean
@@ -108,8 +113,21 @@ ${profile.packs.length === 0 ? emptyState(view) : html`<ul class="pack-grid">${p
   }))}</ul>`}
 ${pagination(view)}
 </section>
+${memberPacks(view)}
 ${moderationForm(view)}
 </article>`
+}
+
+function memberPacks(view: ProfileView): SafeHtml | null {
+  if (view.memberOf.length === 0) return null
+  return html`<section class="member-packs" aria-labelledby="member-packs-heading">
+<h2 id="member-packs-heading">${view.isSelf ? 'Teams you are in' : 'Teams'}</h2>
+<ul class="member-pack-list">${view.memberOf.map(({ pack, role }) => html`<li class="member-pack">
+<a href="${`/packs/${encodeURIComponent(pack.namespace)}/${encodeURIComponent(pack.packId)}/`}">${pack.title}</a>
+<span class="${`role-badge role-${role}`}">${role}</span>${pack.hidden || pack.ownerDisabled ? html` <span class="hidden-badge">Hidden</span>` : null}
+<span class="muted">by <a href="${userHref(pack.owner)}">${pack.owner}</a></span>
+</li>`)}</ul>
+</section>`
 }
 
 function emptyState(view: ProfileView): SafeHtml {

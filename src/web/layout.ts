@@ -18,6 +18,8 @@ export interface PageContext {
   pastGate: boolean
   /** Path of the current page, to mark the active link and to come back after sign-in. */
   path: string
+  /** Invitations and ownership offers waiting for the viewer's answer: the header links them when there are any. */
+  pendingCount?: number
 }
 
 export interface PageOptions {
@@ -64,6 +66,7 @@ function header(ctx: PageContext): SafeHtml {
 <a class="brand" href="/">Packs</a>
 <nav aria-label="Main"><ul>
 <li>${link('/', 'Browse')}</li>
+${viewer && (ctx.pendingCount ?? 0) > 0 ? html`<li class="nav-invitations"><a href="/invitations/"${current('/invitations/') ? html` aria-current="page"` : null}>Invitations <span class="count-badge">${ctx.pendingCount!}</span></a></li>` : null}
 ${viewer ? html`<li>${link('/create/', 'Create')}</li><li>${link('/drafts/', 'My drafts')}</li><li>${link('/settings/tokens/', 'API tokens')}</li><li>${link('/settings/password/', 'Password')}</li>` : null}
 ${viewer?.isStaff ? html`<li>${link('/staff/stats/', 'Statistics')}</li><li>${link('/staff/audit/', 'Audit log')}</li>` : null}
 </ul></nav>

@@ -7,6 +7,16 @@ import type { App } from '../http/types.js'
 import { PAGE_HEADERS, html } from './html.js'
 import { renderPage, type PageContext, type PageOptions } from './layout.js'
 
+/**
+ * How many invitations and ownership offers wait for the signed-in user, for the header's link: the pages'
+ * hook (src/pages/index.ts) counts them before the page's handler runs; a page rendered without it shows none.
+ */
+const pendingCounts = new WeakMap<FastifyRequest, number>()
+
+export function setPendingCount(request: FastifyRequest, count: number): void {
+  pendingCounts.set(request, count)
+}
+
 export function pageContext(app: App, request: FastifyRequest): PageContext {
   const user = request.user
   return {
@@ -15,6 +25,7 @@ export function pageContext(app: App, request: FastifyRequest): PageContext {
     csrfToken: request.csrfToken,
     pastGate: request.authMethod !== null,
     path: request.url.split('?')[0]!,
+    pendingCount: pendingCounts.get(request) ?? 0,
   }
 }
 
