@@ -157,7 +157,8 @@ describe('the production entry', { timeout: 120_000 }, () => {
         // The request that was under way is read to its end and answered (its body is no batch: 400), not cut off.
         assert.equal(answer.status, 400, `in-flight request answered: ${answer.status} ${answer.body}`)
         assert.ok(answer.at > signalled + 500, 'answered after the signal, once its body had arrived')
-        const exit = await Promise.race([exited, new Promise<null>((resolve) => setTimeout(resolve, 20_000, null))])
+        // Unref'd: once the exit wins the race, the timer must not hold the finished file open for 20 s.
+        const exit = await Promise.race([exited, new Promise<null>((resolve) => { setTimeout(resolve, 20_000, null).unref() })])
         assert.ok(exit !== null, `npm start still running 20 s after ${signal}; output:\n${stdout}`)
         assert.equal(exit.code, 0, `npm start exits 0 after ${signal}; output:\n${stdout}`)
         assert.ok(Date.now() - signalled < 10_000, 'within the drain time')
