@@ -142,8 +142,9 @@ export class UserPicker {
       } else {
         this.close()
       }
-    } else if (event.key === 'Escape' && this.open) {
-      event.preventDefault()
+    } else if (event.key === 'Escape') {
+      // Also stops a search still waiting for its delay, so the list does not open after Escape.
+      if (this.open) event.preventDefault()
       this.close()
     }
   }
