@@ -60,6 +60,7 @@ describe('a pack\'s team in a browser', { timeout: 120_000 }, () => {
     const invited = owner.locator('.team-member[data-username="Bertha"]')
     assert.match(await invited.innerText(), /Bertha\s+uploader\s+invited/)
     assert.equal(await owner.locator('.team-member[data-username="Warden"] .role-badge').innerText(), 'owner')
+    await fitsWidth(owner)
 
     // A refusal shows the API's detail in the form, without leaving the page.
     await field.fill('Bertha')
