@@ -17,7 +17,6 @@ import { spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import net from 'node:net'
 import os from 'node:os'
-import module from 'node:module'
 import path from 'node:path'
 import { buildServer } from './build-server.js'
 import { buildSync } from './build-sync.js'
@@ -669,13 +668,6 @@ cleanups.push(() => fs.rmSync(tmp, { recursive: true, force: true }))
 // What a job inherits: the caller's environment without a backend choice of its own.
 const baseEnv = { ...process.env }
 for (const name of Object.keys(baseEnv)) if (name.startsWith('PACKS_TEST_')) delete baseEnv[name]
-// Node 22.1 and later keep the code V8 compiled for a module on disk when NODE_COMPILE_CACHE names a
-// directory: every job, server and CLI process this run starts loads the same build, so all but the first
-// skip compiling it (measured on 22: the admin CLI's start 2.3 s of CPU without, 1.5 s with). One directory
-// for the run, removed with it; a caller's own setting is kept. Node 20 has no such cache.
-if (typeof module.enableCompileCache === 'function' && !baseEnv.NODE_COMPILE_CACHE) {
-  baseEnv.NODE_COMPILE_CACHE = path.join(tmp, 'compile-cache')
-}
 
 const comboEnv = {
   none: Promise.resolve({ ...baseEnv, PACKS_TEST_BACKENDS: 'none' }),
