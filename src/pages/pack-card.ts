@@ -1,7 +1,7 @@
 // A pack as a card in a grid: the browse page's results and a profile's packs.
 // Title and id, summary, chips, the latest version and
 // what Minecraft it is for, downloads, the owner (a link to their profile),
-// and "Hidden" when only its owner and staff can see it.
+// and "Hidden" when only its team and staff can see it.
 import type { PackSummaryRecord } from '../packs/service.js'
 import { formatCount, timeTag } from '../web/format.js'
 import { html, type SafeHtml } from '../web/html.js'

@@ -191,7 +191,7 @@ function hiddenNotice(view: PackView): SafeHtml | null {
   const why = pack.hidden && pack.ownerDisabled
     ? 'Staff have hidden this pack, and its owner\'s account is disabled'
     : pack.hidden ? 'Staff have hidden this pack' : 'The owner\'s account is disabled'
-  return html`<p class="card error hidden-notice" role="status"><strong>${why}:</strong> only its owner and staff can see it;
+  return html`<p class="card error hidden-notice" role="status"><strong>${why}:</strong> only its team and staff can see it;
 it is left out of the listing and the update-check answers "not found" for it.</p>`
 }
 

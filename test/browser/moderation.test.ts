@@ -38,7 +38,7 @@ describe('moderation in a browser', { timeout: 180_000 }, () => {
     await staff.getByRole('button', { name: 'Hide pack', exact: true }).click()
     // The page reloads showing the pack's new state.
     await staff.locator('.hidden-notice').waitFor()
-    assert.match(await staff.locator('.hidden-notice').innerText(), /Staff have hidden this pack: only its owner and staff can see it/)
+    assert.match(await staff.locator('.hidden-notice').innerText(), /Staff have hidden this pack: only its team and staff can see it/)
     await staff.getByRole('button', { name: 'Unhide pack' }).waitFor()
 
     const gone = await visitor.goto('/packs/maker/loud-banners/')
