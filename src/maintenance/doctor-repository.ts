@@ -277,3 +277,87 @@ export async function writeImportMarker(db: Db, marker: ImportMarker): Promise<v
 export async function clearImportMarker(db: Db): Promise<void> {
   await db.deleteFrom('settings').where('key', '=', IMPORT_MARKER).execute()
 }
+
+/** A row of a pack's team (or an ownership offer) that should not be there; see listTeamProblems. */
+export interface TeamProblem {
+  kind: 'owner-in-team' | 'lapsed-invitation' | 'stray-offer'
+  pack: PackName
+  packRowId: string
+  /** The member, invitee or offer's recipient. */
+  userId: string
+  username: string
+  /** For a lapsed invitation or offer: when it lapsed. */
+  expiresAt: string | null
+  /** Which row: a member's (or invitation's) or an offer of ownership. */
+  what: 'member' | 'invitation' | 'offer'
+}
+
+/**
+ * The team rows that contradict each other or have outlived their use:
+ * - a member row for the pack's own owner (ownership changes remove it; a bad restore or a hand edit may not);
+ * - invitations and offers that lapsed (they grant nothing; the sweep removes them);
+ * - an offer of ownership to someone who is not an accepted member of the pack's team, or to its owner
+ *   (accepting one hands the pack to a stranger; the offer's routes never make one).
+ * A member row whose user is gone cannot exist: both tables' user columns are foreign keys with cascade.
+ */
+export async function listTeamProblems(db: Db, now: string, limit: number): Promise<TeamProblem[]> {
+  const ownerRows = await db
+    .selectFrom('pack_members')
+    .innerJoin('packs', 'packs.id', 'pack_members.pack_row_id')
+    .innerJoin('users', 'users.id', 'pack_members.user_id')
+    .select(['packs.id', 'packs.namespace', 'packs.pack_id', 'users.id as user_id', 'users.username'])
+    .whereRef('pack_members.user_id', '=', 'packs.owner_id')
+    .orderBy('packs.id')
+    .limit(limit)
+    .execute()
+  const lapsedInvitations = await db
+    .selectFrom('pack_members')
+    .innerJoin('packs', 'packs.id', 'pack_members.pack_row_id')
+    .innerJoin('users', 'users.id', 'pack_members.user_id')
+    .select(['packs.id', 'packs.namespace', 'packs.pack_id', 'users.id as user_id', 'users.username', 'pack_members.expires_at'])
+    .where('pack_members.accepted_at', 'is', null)
+    .where('pack_members.expires_at', '<=', now)
+    .orderBy('packs.id')
+    .orderBy('users.id')
+    .limit(limit)
+    .execute()
+  const offers = await db
+    .selectFrom('pack_transfers')
+    .innerJoin('packs', 'packs.id', 'pack_transfers.pack_row_id')
+    .innerJoin('users', 'users.id', 'pack_transfers.to_user_id')
+    .leftJoin('pack_members', (join) => join
+      .onRef('pack_members.pack_row_id', '=', 'pack_transfers.pack_row_id')
+      .onRef('pack_members.user_id', '=', 'pack_transfers.to_user_id')
+      .on('pack_members.accepted_at', 'is not', null))
+    .select(['packs.id', 'packs.namespace', 'packs.pack_id', 'packs.owner_id', 'users.id as user_id', 'users.username',
+      'pack_transfers.expires_at', 'pack_members.user_id as member'])
+    .where((eb) => eb.or([
+      eb('pack_transfers.expires_at', '<=', now),
+      eb('pack_members.user_id', 'is', null),
+      eb('pack_transfers.to_user_id', '=', eb.ref('packs.owner_id')),
+    ]))
+    .orderBy('packs.id')
+    .limit(limit)
+    .execute()
+  const name = (row: { namespace: string; pack_id: string }) => `${row.namespace}:${row.pack_id}`
+  return [
+    ...ownerRows.map((r) => ({ kind: 'owner-in-team' as const, pack: name(r), packRowId: r.id, userId: r.user_id, username: r.username, expiresAt: null, what: 'member' as const })),
+    ...lapsedInvitations.map((r) => ({ kind: 'lapsed-invitation' as const, pack: name(r), packRowId: r.id, userId: r.user_id, username: r.username, expiresAt: r.expires_at, what: 'invitation' as const })),
+    ...offers.map((r) => {
+      // A lapsed offer is only that, whoever it was to: it can never be accepted.
+      const lapsed = r.expires_at <= now
+      return { kind: lapsed ? 'lapsed-invitation' as const : 'stray-offer' as const, pack: name(r), packRowId: r.id, userId: r.user_id, username: r.username, expiresAt: lapsed ? r.expires_at : null, what: 'offer' as const }
+    }),
+  ]
+}
+
+export async function deleteTeamRow(db: Db, problem: Pick<TeamProblem, 'packRowId' | 'userId' | 'what' | 'kind'>): Promise<void> {
+  if (problem.what === 'offer') {
+    await db.deleteFrom('pack_transfers').where('pack_row_id', '=', problem.packRowId).where('to_user_id', '=', problem.userId).execute()
+  } else {
+    let query = db.deleteFrom('pack_members').where('pack_row_id', '=', problem.packRowId).where('user_id', '=', problem.userId)
+    // A lapsed invitation is removed only while it is still one: accepted meanwhile, it stays.
+    if (problem.kind === 'lapsed-invitation') query = query.where('accepted_at', 'is', null)
+    await query.execute()
+  }
+}

@@ -24,6 +24,7 @@ import {
   type FileRowSummary,
   listVersionsWithoutFile,
   type DanglingReference,
+  deleteTeamRow, listTeamProblems, type TeamProblem,
 } from './doctor-repository.js'
 import { deleteFileRows } from '../files/repository.js'
 import { deleteUploadRows } from '../uploads/repository.js'
@@ -41,6 +42,9 @@ export type FindingKind =
   | 'dangling-reference'
   | 'stale-upload'
   | 'interrupted-import'
+  | 'owner-in-team'
+  | 'lapsed-invitation'
+  | 'stray-offer'
 
 export interface Finding {
   kind: FindingKind
@@ -189,6 +193,7 @@ class Doctor {
   async run(): Promise<DoctorReport> {
     await this.checkImport()
     await this.checkRows()
+    await this.checkTeams()
     await this.checkStoredBytes()
     await this.checkUnfinishedWrites()
     return this.report
@@ -281,6 +286,24 @@ class Doctor {
         } : undefined)
       }
       after = scannedThrough
+      await this.pacer.step()
+    }
+  }
+
+  /**
+   * Team rows that contradict the pack or have outlived their use (doctor-repository.ts listTeamProblems).
+   * Each repair removes one row whose removal takes nothing from anyone: the owner keeps every power without
+   * a member row, a lapsed invitation or offer already grants nothing, and an offer to someone outside the
+   * team is one the owner can make again once they are in it.
+   */
+  private async checkTeams(): Promise<void> {
+    for (const problem of await listTeamProblems(this.db, nowIso(this.now), PAGE)) {
+      await this.settle({
+        kind: problem.kind,
+        subject: problem.pack,
+        detail: teamDetail(problem),
+        repairable: true,
+      }, this.repairAll ? () => deleteTeamRow(this.db, problem) : undefined)
       await this.pacer.step()
     }
   }
@@ -484,4 +507,17 @@ function formatDuration(ms: number): string {
   if (ms % 60_000 === 0) return `${ms / 60_000}m`
   if (ms % 1000 === 0) return `${ms / 1000}s`
   return `${ms}ms`
+}
+
+function teamDetail(problem: TeamProblem): string {
+  switch (problem.kind) {
+    case 'owner-in-team':
+      return `${problem.username} owns the pack and also has a member row in its team`
+    case 'lapsed-invitation':
+      return problem.what === 'offer'
+        ? `the offer of ownership to ${problem.username} lapsed at ${problem.expiresAt ?? '?'} and is still stored (the sweep removes lapsed ones)`
+        : `the invitation of ${problem.username} lapsed at ${problem.expiresAt ?? '?'} and is still stored (the sweep removes lapsed ones)`
+    case 'stray-offer':
+      return `ownership is offered to ${problem.username}, who is not a member of the pack's team`
+  }
 }

@@ -1,5 +1,5 @@
 // The periodic sweep of expired pending uploads, abandoned drafts, expired
-// sessions and past days' download marks, followed by the consistency check (src/maintenance/doctor.ts) in its
+// sessions, past days' download marks and lapsed team invitations and ownership offers, followed by the consistency check (src/maintenance/doctor.ts) in its
 // storage-only repair mode: what a crash left in the store goes once it is
 // older than the grace period. The same pass runs once at start-up, in the
 // background, as soon as the server listens.
@@ -14,6 +14,7 @@ import { listAbandonedDraftIds } from '../drafts/repository.js'
 import { purgeDrafts } from '../drafts/service.js'
 import { deleteSeenBefore } from '../downloads/repository.js'
 import { utcDay } from '../downloads/counter.js'
+import { deleteLapsed } from '../packs/team-repository.js'
 
 export interface SweeperDeps {
   db: Db
@@ -87,8 +88,11 @@ export function startSweeper({ db, store, draftTtlMs, intervalMs, orphanGraceMs,
         const sessions = await deleteExpiredSessions(db, nowIso(now()))
         // Download marks only matter on their own UTC day; yesterday's stay for a batch written just after midnight.
         const downloadMarks = await deleteSeenBefore(db, utcDay(now() - 24 * 60 * 60 * 1000))
-        if (swept.uploads || swept.drafts || sessions || downloadMarks) {
-          log.info({ ...swept, sessions, download_marks: downloadMarks }, 'swept expired uploads, drafts, sessions and old download marks')
+        // Lapsed team invitations and ownership offers grant nothing already; removing them keeps the tables small.
+        const invitations = await deleteLapsed(db, nowIso(now()))
+        if (swept.uploads || swept.drafts || sessions || downloadMarks || invitations) {
+          log.info({ ...swept, sessions, download_marks: downloadMarks, invitations },
+            'swept expired uploads, drafts, sessions, old download marks and lapsed team invitations and offers')
         }
       } catch (error) {
         log.error({ err: error }, 'sweep failed')

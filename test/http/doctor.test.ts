@@ -14,7 +14,7 @@ import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config/index.js'
 import { writeImportMarker } from '../../src/maintenance/doctor-repository.js'
 import { formatFinding, runDoctor, type DoctorOptions, type Finding } from '../../src/maintenance/doctor.js'
-import { sweepExpired } from '../../src/maintenance/sweep.js'
+import { startSweeper, sweepExpired } from '../../src/maintenance/sweep.js'
 import { openFileStore, type FileStore } from '../../src/storage/index.js'
 import { PART_SIZE, S3FileStore } from '../../src/storage/s3.js'
 import { MASTER_PASSWORD, siteWith, storedFiles, type TestSite, type TestUser } from '../helpers/app.js'
@@ -94,9 +94,11 @@ async function objectKeys(store: FileStore): Promise<string[]> {
 describe('packs doctor: the consistency check', () => {
   let site: TestSite
   let alice: TestUser
+  let bob: TestUser
+  let cara: TestUser
   const status = async (url: string) => (await site.app.inject({ url: pathOf(url), headers: site.gate })).statusCode
 
-  before(async () => ({ site, alice } = await siteWith({ users: ['alice'] })))
+  before(async () => ({ site, alice, bob, cara } = await siteWith({ users: ['alice', 'bob', 'cara'] })))
   after(() => site.close())
 
   test('a site in use is clean, and --repair changes nothing on it', async () => {
@@ -284,6 +286,66 @@ describe('packs doctor: the consistency check', () => {
     assert.deepEqual(kinds(repaired.findings), ['interrupted-import (repaired)', 'orphan-object (repaired)'])
     assert.ok(!(await objectKeys(site.app.store)).includes(orphan))
     assert.deepEqual((await doctor(site, { repair: 'report', now: later() })).findings, [])
+  })
+
+  test('team rows: the owner\'s own member row, lapsed invitations and offers, an offer to someone outside the team; the sweep removes lapsed ones', async () => {
+    const teamKinds = (run: Run) => kinds(run.findings.filter((f) => ['owner-in-team', 'lapsed-invitation', 'stray-offer'].includes(f.kind)))
+    const api = (method: 'POST' | 'GET', pack: { namespace: string; pack_id: string }, rest: string, user: TestUser, payload?: object) =>
+      site.app.inject({ method, url: `/api/packs/${pack.namespace}/${pack.pack_id}/${rest}`, headers: user.headers, ...(payload ? { payload } : {}) })
+    const teamed = await publishPack(site, alice, { title: 'Teamed Pack' })
+    const other = await publishPack(site, alice, { title: 'Offered Away' })
+    assert.equal((await api('POST', teamed, 'team/', alice, { username: bob.username, role: 'maintainer' })).statusCode, 201)
+    assert.equal((await api('POST', teamed, 'team/accept/', bob)).statusCode, 200)
+    assert.equal((await api('POST', teamed, 'team/', alice, { username: cara.username, role: 'uploader' })).statusCode, 201)
+    assert.ok((await api('POST', teamed, 'transfer/', alice, { username: bob.username })).statusCode < 300)
+    // A team as the routes leave it is clean, its open invitation and offer included.
+    assert.deepEqual(teamKinds(await doctor(site, { repair: 'report' })), [])
+
+    // What a bad restore or a hand edit can leave.
+    const rowId = async (p: { namespace: string; pack_id: string }) =>
+      (await site.app.db.selectFrom('packs').select('id').where('namespace', '=', p.namespace).where('pack_id', '=', p.pack_id).executeTakeFirstOrThrow()).id
+    const userId = async (u: TestUser) => (await site.app.db.selectFrom('users').select('id').where('username', '=', u.username).executeTakeFirstOrThrow()).id
+    const past = new Date(Date.now() - 1000).toISOString()
+    const at = new Date().toISOString()
+    await site.app.db.insertInto('pack_members').values({
+      pack_row_id: await rowId(teamed), user_id: await userId(alice), role: 'maintainer', invited_by: await userId(alice), invited_at: at, accepted_at: at, expires_at: null,
+    }).execute()
+    await site.app.db.updateTable('pack_members').set({ expires_at: past }).where('user_id', '=', await userId(cara)).execute()
+    await site.app.db.insertInto('pack_transfers').values({
+      pack_row_id: await rowId(other), to_user_id: await userId(cara), offered_by: await userId(alice), offered_at: at, expires_at: new Date(Date.now() + HOUR).toISOString(),
+    }).execute()
+
+    const found = await doctor(site, { repair: 'report' })
+    assert.deepEqual(teamKinds(found), ['lapsed-invitation', 'owner-in-team', 'stray-offer'])
+    const stray = found.findings.find((f) => f.kind === 'stray-offer')!
+    assert.equal(stray.subject, `${other.namespace}:${other.pack_id}`)
+    assert.match(formatFinding(stray), /ownership is offered to cara, who is not a member of the pack's team; packs doctor --repair removes it$/)
+    assert.match(found.findings.find((f) => f.kind === 'lapsed-invitation')!.detail, /^the invitation of cara lapsed at /)
+    // Past its 14 days, bob's offer has lapsed too (and cara's stray one with it: lapsed is all it is then).
+    const fortnight = await doctor(site, { repair: 'report', now: Date.now() + 15 * 24 * HOUR })
+    assert.deepEqual(teamKinds(fortnight), ['lapsed-invitation', 'lapsed-invitation', 'lapsed-invitation', 'owner-in-team'])
+
+    const repaired = await doctor(site, { repair: 'all' })
+    assert.deepEqual(teamKinds(repaired), ['lapsed-invitation (repaired)', 'owner-in-team (repaired)', 'stray-offer (repaired)'])
+    assert.deepEqual(teamKinds(await doctor(site, { repair: 'report' })), [])
+    // What was sound stays: alice owns it, bob is its maintainer and still has the offer.
+    const team = (await api('GET', teamed, 'team/', alice)).json() as { members: Array<{ username: string; role: string }>; transfer: { to: string } | null }
+    assert.deepEqual(team.members.map((m) => `${m.username} ${m.role}`), ['alice owner', 'bob maintainer'])
+    assert.equal(team.transfer?.to, 'bob')
+
+    // The sweep removes invitations and offers as they lapse, before its check could report them.
+    assert.equal((await api('POST', other, 'team/', alice, { username: cara.username, role: 'uploader' })).statusCode, 201)
+    const errors: string[] = []
+    const log = { info() {}, warn(_details: object, message: string) { errors.push(message) }, error(_details: object, message: string) { errors.push(message) } }
+    const sweeper = startSweeper({
+      db: site.app.db, store: site.app.store, draftTtlMs: site.config.draftTtlMs, intervalMs: 3_600_000, orphanGraceMs: HOUR, log, now: () => Date.now() + 15 * 24 * HOUR,
+    })
+    await sweeper.runNow('sweep')
+    await sweeper.stop()
+    assert.deepEqual(errors.filter((e) => /team|invitation|offer/.test(e)), [])
+    const left = await site.app.db.selectFrom('pack_members').select(['user_id', 'accepted_at']).where('pack_row_id', 'in', [await rowId(teamed), await rowId(other)]).execute()
+    assert.deepEqual(left.map((m) => [m.user_id, m.accepted_at !== null]), [[await userId(bob), true]], 'the lapsed invitation went, the member stayed')
+    assert.deepEqual(await site.app.db.selectFrom('pack_transfers').select('pack_row_id').where('pack_row_id', '=', await rowId(teamed)).execute(), [], 'the lapsed offer went')
   })
 
   test('a walk stopped by its time limit says so; `after` continues it', async () => {
