@@ -9,6 +9,7 @@ export const TABLES = [
   'users', 'api_tokens', 'sessions', 'settings', 'categories', 'tags', 'files',
   'drafts', 'uploads', 'packs', 'pack_tags', 'pack_media', 'versions',
   'token_packs', 'pack_id_holds', 'audit_log', 'download_seen', 'archive_claims', 'archive_permits',
+  'pack_members', 'pack_transfers',
 ] as const satisfies readonly (keyof Database)[]
 
 export type Table = (typeof TABLES)[number]
@@ -18,6 +19,9 @@ export const TABLES_SINCE_VERSION_2 = ['token_packs', 'pack_id_holds', 'audit_lo
 
 /** Tables added by export version 3: whose bytes each archive is (migration 0008). */
 export const TABLES_SINCE_VERSION_3 = ['archive_claims', 'archive_permits'] as const satisfies readonly Table[]
+
+/** Tables added by export version 4: packs' teams, invitations and ownership offers (migration 0009). */
+export const TABLES_SINCE_VERSION_4 = ['pack_members', 'pack_transfers'] as const satisfies readonly Table[]
 
 /** Rows per INSERT: well under SQLite's and PostgreSQL's limits on bound parameters. */
 const INSERT_BATCH = 200

@@ -15,7 +15,7 @@ import { BadRequest, Conflict } from '../errors.js'
 import { fillMissingShortIds } from '../db/short-ids.js'
 import { recountTagUses } from '../packs/tags-repository.js'
 import { claimUnclaimedArchives } from '../packs/archive-claims.js'
-import { deleteAllSettings, firstTableWithRows, insertRows, selectAllRows, TABLES, TABLES_SINCE_VERSION_2, TABLES_SINCE_VERSION_3, type Table } from './transfer-repository.js'
+import { deleteAllSettings, firstTableWithRows, insertRows, selectAllRows, TABLES, TABLES_SINCE_VERSION_2, TABLES_SINCE_VERSION_3, TABLES_SINCE_VERSION_4, type Table } from './transfer-repository.js'
 import { copyToPrivateFile, privateDir, readHashed, readManifestJson, writePrivateFile, type Digest } from './private-files.js'
 
 export const EXPORT_FORMAT = 'packs-site-export'
@@ -26,14 +26,18 @@ export const EXPORT_FORMAT = 'packs-site-export'
  * here) and columns (their defaults: nothing hidden, yanked or disabled,
  * every token full access, no downloads counted).
  */
-export const EXPORT_VERSION = 3
 /**
  * 3: archive claims and staff's permits (whose bytes each archive is). An
  * export of version 1 or 2 has none: on import each archive is claimed by the
  * pack of the first version that published it, as the migration does.
+ *
+ * 4: packs' teams (pack_members, invitations among them) and ownership offers
+ * (pack_transfers). An older export imports with every pack's team empty: its
+ * owner alone, as packs were before teams.
  */
+export const EXPORT_VERSION = 4
 /** The export versions this release imports. */
-const IMPORTABLE_VERSIONS: readonly number[] = [1, 2, 3]
+const IMPORTABLE_VERSIONS: readonly number[] = [1, 2, 3, 4]
 
 export interface ExportManifest {
   format: typeof EXPORT_FORMAT
@@ -107,7 +111,9 @@ export function readManifest(dir: string): ExportManifest {
 
 /** The tables an export of `version` holds: a version-1 export predates version 2's tables. */
 function tablesOf(version: number): readonly Table[] {
-  const later: readonly Table[] = [...(version < 2 ? TABLES_SINCE_VERSION_2 : []), ...(version < 3 ? TABLES_SINCE_VERSION_3 : [])]
+  const later: readonly Table[] = [
+    ...(version < 2 ? TABLES_SINCE_VERSION_2 : []), ...(version < 3 ? TABLES_SINCE_VERSION_3 : []), ...(version < 4 ? TABLES_SINCE_VERSION_4 : []),
+  ]
   return TABLES.filter((table) => !later.includes(table))
 }
 

@@ -12,7 +12,7 @@ import { createHash, randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { openDatabase, type Db } from '../../src/db/index.js'
-import { TABLES, TABLES_SINCE_VERSION_2, TABLES_SINCE_VERSION_3 } from '../../src/maintenance/transfer-repository.js'
+import { TABLES, TABLES_SINCE_VERSION_2, TABLES_SINCE_VERSION_3, TABLES_SINCE_VERSION_4 } from '../../src/maintenance/transfer-repository.js'
 import { openFileStore } from '../../src/storage/index.js'
 import { TEST_DATABASE_URL } from '../helpers/database.js'
 import { addPendingUpload, seedDemoSite, type DemoSite } from '../helpers/demo.js'
@@ -167,6 +167,15 @@ describe('moving a site between backends', () => {
       const deleted = await fetch(`${server.url}/api/packs/${gone.namespace}/${gone.pack_id}/`, { method: 'DELETE', headers: demo.creator.headers })
       assert.equal(deleted.status, 204, await deleted.text())
       await cli(['token', 'create', demo.creator.username, '--name', 'ci', '--pack', demo.packs[0]!], source)
+      // A team: staff joins the creator's first pack as a maintainer and is offered its ownership (still open).
+      const [teamNs, teamId] = demo.packs[0]!.split(':')
+      const team = `${server.url}/api/packs/${teamNs}/${teamId}`
+      const invited = await fetch(`${team}/team/`, { method: 'POST', headers: json(demo.creator.headers), body: JSON.stringify({ username: demo.staff.username, role: 'maintainer' }) })
+      assert.equal(invited.status, 201, await invited.text())
+      const joined = await fetch(`${team}/team/accept/`, { method: 'POST', headers: demo.staff.headers })
+      assert.equal(joined.status, 200, await joined.text())
+      const offered = await fetch(`${team}/transfer/`, { method: 'POST', headers: json(demo.creator.headers), body: JSON.stringify({ username: demo.staff.username }) })
+      assert.ok(offered.ok, await offered.text())
       // Its archive stays claimed (held) for the creator; staff let another user publish a copy of it.
       await cli(['archive', 'allow', createHash('sha256').update(shortLived).digest('hex'), demo.staff.username], source)
       const [ns, id] = demo.packs[0]!.split(':')
@@ -306,7 +315,7 @@ describe('moving a site between backends', () => {
     // Turn it into what the previous release wrote: no new tables, no new columns, version 1.
     const manifestFile = path.join(dir, 'manifest.json')
     const manifest = JSON.parse(fs.readFileSync(manifestFile, 'utf8')) as { version: number; tables: Record<string, number> }
-    assert.equal(manifest.version, 3, 'this release writes version 3')
+    assert.equal(manifest.version, 4, 'this release writes version 4')
     const added: Record<string, string[]> = {
       packs: ['hidden_at', 'revision', 'downloads', 'short_id'], versions: ['yanked_at', 'downloads', 'short_id'], users: ['disabled_at'], api_tokens: ['scope'],
       files: ['pack_kind', 'min_format', 'min_format_minor', 'max_format', 'max_format_minor'],
@@ -317,7 +326,7 @@ describe('moving a site between backends', () => {
       for (const row of rows) for (const column of columns) delete row[column]
       fs.writeFileSync(file, rows.map((row) => JSON.stringify(row) + '\n').join(''))
     }
-    for (const table of [...TABLES_SINCE_VERSION_2, ...TABLES_SINCE_VERSION_3]) {
+    for (const table of [...TABLES_SINCE_VERSION_2, ...TABLES_SINCE_VERSION_3, ...TABLES_SINCE_VERSION_4]) {
       fs.rmSync(path.join(dir, 'tables', `${table}.jsonl`))
       delete manifest.tables[table]
     }
@@ -331,7 +340,7 @@ describe('moving a site between backends', () => {
       // Archive claims are made again on import from the versions (each archive's first publishing pack): the
       // held claims of deleted packs have no version left to be rebuilt from. Staff's permits are new.
       const expected = table === 'archive_claims' ? before_.rows[table]!.filter((row) => (JSON.parse(row) as { held_until: string | null }).held_until === null).length
-        : [...TABLES_SINCE_VERSION_2, ...TABLES_SINCE_VERSION_3].includes(table as never) ? 0 : before_.rows[table]!.length
+        : [...TABLES_SINCE_VERSION_2, ...TABLES_SINCE_VERSION_3, ...TABLES_SINCE_VERSION_4].includes(table as never) ? 0 : before_.rows[table]!.length
       assert.equal(after.rows[table]!.length, expected, `${table}: ${expected} rows`)
     }
     assert.deepEqual(after.files, before_.files)
@@ -345,10 +354,10 @@ describe('moving a site between backends', () => {
     for (const file of rows('files')) assert.deepEqual([file.pack_kind, file.min_format, file.max_format], [null, null, null])
 
     // A version this release does not know is refused in one line.
-    manifest.version = 4
+    manifest.version = 5
     fs.writeFileSync(manifestFile, JSON.stringify(manifest))
     assertRefused(await runCli(['import', dir], undefined, embeddedBackend().env),
-      `${dir} is a packs export of version 4; this release imports versions 1, 2, 3 (a newer export needs a newer release)`)
+      `${dir} is a packs export of version 5; this release imports versions 1, 2, 3, 4 (a newer export needs a newer release)`)
   })
 
   test('export refuses a directory that is not empty', async () => {
