@@ -29,7 +29,7 @@ export interface Outcome {
 /** A request still unanswered after this long is reported as hanging (the slow limit is far below it). */
 const HANG_MS = Number(process.env.FUZZ_HANG_MS ?? 10_000)
 
-/** How long one request may take: 2 s, plus time to move its body (big uploads on a busy 2-core machine). */
+/** How long one request may take: 2 s, plus time to move its body (big uploads while other test jobs keep the machine busy). */
 function slowLimit(request: RenderedRequest): number {
   const base = Number(process.env.FUZZ_SLOW_MS ?? 2000)
   return base + Math.ceil((request.payload?.length ?? 0) / (1024 * 1024)) * 500

@@ -16,7 +16,7 @@ export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 export const SITE_PASSWORD = 'browser-site-password'
 
 /**
- * The flags this machine needs: no sandbox as root, and no background calls to
+ * The flags a test container needs: no sandbox when run as root, and no background calls to
  * a network that is not there. --no-zygote: every renderer is then a child of
  * the browser process, which waits for it, so the CPU time renderers use is
  * counted in the test process's, which scripts/run-tests.js reports. Forked by

@@ -129,7 +129,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 /**
  * How long a process may take to start (a server to answer /healthz, a CLI to
  * finish, a bad configuration to stop it): seconds when the machine is idle,
- * but CI runs several test files at once on two cores.
+ * but the test runner runs several test files at once, and a small CI machine is then busy.
  */
 const START_TIMEOUT_MS = 60_000
 

@@ -184,7 +184,7 @@ describe('password hashing is capped', () => {
   let alice: TestUser
   before(async () => {
     // Far above the tests' cheap cost, so a flood is still arriving while the first hashes run: measured under a
-    // load of 15 on two cores, a flood's 60 requests had all arrived within 0.25 s, while the first of its nine
+    // heavy load (parallel test jobs), a flood's 60 requests had all arrived within 0.25 s, while the first of its nine
     // 2^14 hashes finished after 0.3 s and the last after 1.6 s or more (about 50 ms of CPU each). Half the
     // production cost (DEFAULT_PASSWORD_HASH_COST, about 130 ms each): that holds as well, and cost the three
     // floods twice the CPU.
