@@ -58,7 +58,7 @@ export const ModrinthProject = Type.Object({
   id: Type.String({ description: 'The pack\'s 8-character id.' }),
   slug: Type.String({ description: '"namespace:pack_id": either it or the id names the project in a path.' }),
   project_type: Type.Union([Type.Literal('resourcepack'), Type.Literal('datapack')]),
-  team: Type.String({ description: 'The owner\'s user id (a Packs pack has one owner, not a team).' }),
+  team: Type.String({ description: 'The pack\'s team id (its own 8-character id, which never changes, not even when the pack changes owner): GET /v2/team/{id}/members lists its owner and members.' }),
   title: Type.String(),
   description: Type.String({ description: 'The summary.' }),
   body: Type.String({ description: 'The description.' }),
@@ -89,6 +89,56 @@ export const ModrinthProject = Type.Object({
 }, { title: 'ModrinthProject' })
 
 export type ModrinthProjectBody = Static<typeof ModrinthProject>
+
+export const ModrinthUser = Type.Object({
+  id: Type.String({ description: 'The user\'s id (a UUID here, not Modrinth\'s 8 characters); a version\'s author_id names the owner by it.' }),
+  username: Type.String(),
+  name: Nullable(Type.String({ description: 'A display name: Packs has none, so always null.' })),
+  avatar_url: Nullable(Type.String({ description: 'Packs keeps no avatars: always null.' })),
+  bio: Nullable(Type.String({ description: 'Packs keeps no bios: always null.' })),
+  created: Type.String({ format: 'date-time' }),
+  role: Type.Union([Type.Literal('developer'), Type.Literal('moderator'), Type.Literal('admin')], {
+    description: 'The site role: "moderator" for this site\'s staff (who moderate packs and accounts), "developer" for everyone else; "admin" is never given.',
+  }),
+  badges: Type.Integer({ description: 'Modrinth\'s badge bits: none here, 0.' }),
+}, { title: 'ModrinthUser' })
+
+/** Modrinth's project permission bits, as far as Packs has the powers they name (src/packs/policy.ts). */
+export const MODRINTH_PERMISSION = {
+  UPLOAD_VERSION: 1 << 0,
+  DELETE_VERSION: 1 << 1,
+  EDIT_DETAILS: 1 << 2,
+  EDIT_BODY: 1 << 3,
+  MANAGE_INVITES: 1 << 4,
+  REMOVE_MEMBER: 1 << 5,
+  EDIT_MEMBER: 1 << 6,
+  DELETE_PROJECT: 1 << 7,
+  VIEW_ANALYTICS: 1 << 8,
+  VIEW_PAYOUTS: 1 << 9,
+} as const
+
+export const ModrinthTeamMember = Type.Object({
+  team_id: Type.String({ description: 'The pack\'s team id: its own 8-character id (a project\'s `team`).' }),
+  user: ModrinthUser,
+  role: Type.String({ description: '"Owner", "Maintainer" or "Uploader".' }),
+  is_owner: Type.Boolean(),
+  permissions: Nullable(Type.Integer({
+    description: 'Modrinth\'s bit flags (UPLOAD_VERSION 1, DELETE_VERSION 2, EDIT_DETAILS 4, EDIT_BODY 8, MANAGE_INVITES 16, REMOVE_MEMBER 32, '
+      + 'EDIT_MEMBER 64, DELETE_PROJECT 128): the owner 255; a maintainer 127 (REMOVE_MEMBER and EDIT_MEMBER reach only uploaders and '
+      + 'invitations, not the owner or other maintainers); an uploader 1 (and edits changelogs); an invitation shows what it grants once '
+      + 'accepted; a member whose account is disabled 0. VIEW_ANALYTICS and VIEW_PAYOUTS are never set: this site has neither. '
+      + 'Shown to the pack\'s team and staff only, as on Modrinth; null for anyone else.',
+  })),
+  organization_permissions: Type.Null({ description: 'Packs has no organizations.' }),
+  accepted: Type.Boolean({ description: 'false: an invitation not answered yet, listed to the pack\'s team and staff only.' }),
+  payouts_split: Nullable(Type.Integer({ description: 'Packs pays nothing out: 0 to the team and staff, null for anyone else (as Modrinth hides it).' })),
+  ordering: Type.Integer({ description: 'The owner first (0), then members by when they joined, then invitations.' }),
+}, { title: 'ModrinthTeamMember' })
+export type ModrinthTeamMemberBody = Static<typeof ModrinthTeamMember>
+
+export const TeamRef = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 200, description: 'A team id: the `team` of a project (the pack\'s 8-character id).' }),
+})
 export type ModrinthVersionBody = Static<typeof ModrinthVersion>
 
 export const ProjectRef = Type.Object({

@@ -1,8 +1,10 @@
 // Packs and versions in Modrinth's v2 shapes (src/api/modrinth.ts).
-import type { ModrinthProjectBody, ModrinthVersionBody } from '../api/modrinth.js'
+import { MODRINTH_PERMISSION, type ModrinthProjectBody, type ModrinthTeamMemberBody, type ModrinthVersionBody } from '../api/modrinth.js'
 import type { FileUrls } from '../http/urls.js'
 import type { PackDetail, VersionRecord } from '../packs/repository.js'
+import { may, type PackAction, type PackTeam } from '../packs/policy.js'
 import { loadersOf, releasesOf } from './game.js'
+import type { ProjectTeam } from './service.js'
 
 /** Modrinth's licence for one that is not stated: a Packs pack names none. */
 const UNKNOWN_LICENSE = { id: 'LicenseRef-Unknown', name: 'Unknown', url: null }
@@ -51,7 +53,8 @@ export function toModrinthProject(pack: PackDetail, urls: FileUrls, origin: stri
     id: idOf(pack),
     slug: `${pack.namespace}:${pack.packId}`,
     project_type: dataPack ? 'datapack' : 'resourcepack',
-    team: pack.ownerId,
+    // The team is the pack's: its id stays when the pack changes owner, as namespace:pack_id does.
+    team: idOf(pack),
     title: pack.title,
     description: pack.summary,
     body: pack.description,
@@ -86,4 +89,67 @@ export function toModrinthProject(pack: PackDetail, urls: FileUrls, origin: stri
       }),
     color: null,
   }
+}
+
+/** Each Modrinth permission bit and the policy's action it stands for; Packs has no analytics or payouts to grant. */
+const PERMISSION_ACTIONS: ReadonlyArray<[bit: number, action: PackAction]> = [
+  [MODRINTH_PERMISSION.UPLOAD_VERSION, 'publish-version'],
+  [MODRINTH_PERMISSION.DELETE_VERSION, 'manage-versions'],
+  [MODRINTH_PERMISSION.EDIT_DETAILS, 'edit'],
+  [MODRINTH_PERMISSION.EDIT_BODY, 'edit'],
+  [MODRINTH_PERMISSION.MANAGE_INVITES, 'invite'],
+  // A maintainer may remove and re-role only those ranked below them (uploaders, invitations): Modrinth's bit
+  // has no such limit, so it is set, and the limit stays the site's (docs/site.md#teams).
+  [MODRINTH_PERMISSION.REMOVE_MEMBER, 'manage-member'],
+  [MODRINTH_PERMISSION.EDIT_MEMBER, 'manage-member'],
+  [MODRINTH_PERMISSION.DELETE_PROJECT, 'delete'],
+]
+
+/**
+ * What the policy lets this person do to the pack, in Modrinth's bits: their own powers as a member, not staff's.
+ * An invitation shows what it grants once accepted (Modrinth keeps an invitee's permissions on the invitation too).
+ */
+function permissionsOf(userId: string, disabled: boolean, team: PackTeam): number {
+  const asAccepted: PackTeam = { ...team, team: team.team.map((m) => (m.userId === userId ? { ...m, accepted: true } : m)) }
+  let bits = 0
+  for (const [bit, action] of PERMISSION_ACTIONS) {
+    if (may({ userId, isStaff: false, disabled }, action, asAccepted)) bits |= bit
+  }
+  return bits
+}
+
+const ROLE_NAMES = { owner: 'Owner', maintainer: 'Maintainer', uploader: 'Uploader' } as const
+
+/** A pack's owner and team in Modrinth's TeamMember shape; the service already left out what the caller may not see. */
+export function toModrinthTeam({ pack, users, insider }: ProjectTeam): ModrinthTeamMemberBody[] {
+  const teamId = idOf(pack)
+  const policyTeam: PackTeam = { id: pack.id, ownerId: pack.ownerId, team: pack.team }
+  const people = [
+    { userId: pack.ownerId, username: pack.owner, role: 'owner' as const, accepted: true, disabled: pack.ownerDisabled },
+    ...pack.team.map((m) => ({ userId: m.userId, username: m.username, role: m.role, accepted: m.accepted, disabled: m.disabled })),
+  ]
+  return people.map((person, ordering) => {
+    const user = users.get(person.userId)
+    return {
+      team_id: teamId,
+      user: {
+        id: person.userId,
+        username: person.username,
+        name: null,
+        avatar_url: null,
+        bio: null,
+        // The account row is read beside the pack; one removed in between is shown with what the pack knew.
+        created: user?.createdAt ?? pack.createdAt,
+        role: user?.isStaff ? 'moderator' as const : 'developer' as const,
+        badges: 0,
+      },
+      role: ROLE_NAMES[person.role],
+      is_owner: person.role === 'owner',
+      permissions: insider ? permissionsOf(person.userId, person.disabled, policyTeam) : null,
+      organization_permissions: null,
+      accepted: person.accepted,
+      payouts_split: insider ? 0 : null,
+      ordering,
+    }
+  })
 }

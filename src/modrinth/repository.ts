@@ -51,3 +51,17 @@ export async function findVersionsByArchiveHash(
     .execute()
   return rows.flatMap((row) => (row.hash === null ? [] : [{ hash: row.hash, versionId: row.id, packRowId: row.pack_id }]))
 }
+
+/** What Modrinth's User shape needs of a team's people (a team member's record has only the username). */
+export interface TeamUserRow {
+  id: string
+  username: string
+  createdAt: string
+  isStaff: boolean
+}
+
+export async function findTeamUsers(db: Db, userIds: readonly string[]): Promise<Map<string, TeamUserRow>> {
+  if (userIds.length === 0) return new Map()
+  const rows = await db.selectFrom('users').select(['id', 'username', 'created_at', 'is_staff']).where('id', 'in', [...userIds]).execute()
+  return new Map(rows.map((row) => [row.id, { id: row.id, username: row.username, createdAt: row.created_at, isStaff: Number(row.is_staff) === 1 }]))
+}

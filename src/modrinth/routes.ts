@@ -9,7 +9,7 @@ import { Type, type Static } from 'typebox'
 import { errorResponses } from '../api/common.js'
 import {
   AlgorithmQuery, FileLinkParams, FileLinkQuery, HashesBody, HashesUpdateBody, HashQuery, HashRef, IdsQuery, MODRINTH_PREFIX, ModrinthProject, ModrinthVersion,
-  ProjectRef, ProjectVersionsQuery, UpdateFilterBody, VersionRef, VersionsByHash,
+  ModrinthTeamMember, ProjectRef, ProjectVersionsQuery, TeamRef, UpdateFilterBody, VersionRef, VersionsByHash,
 } from '../api/modrinth.js'
 import type { App } from '../http/types.js'
 import { publicOrigin } from '../http/urls.js'
@@ -20,9 +20,9 @@ import { Forbidden, NotFound } from '../errors.js'
 import { serveFile } from '../files/routes.js'
 import { FILE_LINK_PATH, fileLinkHolds, fileLinkKey, signedFileUrls } from './file-links.js'
 import { fileOfListedPack } from './file-links-repository.js'
-import { toModrinthProject, toModrinthVersion } from './mapper.js'
+import { toModrinthProject, toModrinthTeam, toModrinthVersion } from './mapper.js'
 import {
-  getProject, getProjects, getProjectVersions, getVersion, getVersions, parseJsonList, updateByHash, updatesByHash, versionByHash,
+  getProject, getProjects, getProjectTeam, getProjectVersions, getTeam, getTeams, getVersion, getVersions, parseJsonList, updateByHash, updatesByHash, versionByHash,
   versionsByHash, type PackVersion,
 } from './service.js'
 
@@ -88,6 +88,23 @@ export default async function modrinthRoutes(app: App): Promise<void> {
     }
     return versionsOut(request, await getProjectVersions(app.db, request.params.id, filter, request.user))
   })
+
+  const membersNote = 'The owner first ("Owner"), then members ("Maintainer", "Uploader") by when they joined. The pack\'s team and staff '
+    + 'also see open invitations (accepted false), each one\'s permissions and payouts_split; anyone else sees those two as null, as on Modrinth.'
+  app.get(`${V2}/project/:id/members`, {
+    config: read,
+    schema: { summary: 'A project\'s team (Modrinth v2)', description: membersNote, tags, params: ProjectRef, response: { 200: Type.Array(ModrinthTeamMember), ...errorResponses(400, 401, 404) } },
+  }, async (request) => toModrinthTeam(await getProjectTeam(app.db, request.params.id, request.user)))
+
+  app.get(`${V2}/team/:id/members`, {
+    config: read,
+    schema: { summary: 'A team (Modrinth v2)', description: `A team by its id, a project's \`team\`. ${membersNote}`, tags, params: TeamRef, response: { 200: Type.Array(ModrinthTeamMember), ...errorResponses(400, 401, 404) } },
+  }, async (request) => toModrinthTeam(await getTeam(app.db, request.params.id, request.user)))
+
+  app.get(`${V2}/teams`, {
+    config: read,
+    schema: { summary: 'Several teams (Modrinth v2)', description: 'The members of each team of a JSON list of team ids, in its order; unknown ones are left out.', tags, querystring: IdsQuery, response: { 200: Type.Array(Type.Array(ModrinthTeamMember)), ...errorResponses(400, 401) } },
+  }, async (request) => (await getTeams(app.db, parseJsonList(request.query.ids, 'ids'), request.user)).map(toModrinthTeam))
 
   app.get(`${V2}/version/:id`, {
     config: read,

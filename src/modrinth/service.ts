@@ -8,8 +8,9 @@ import { BadRequest, NotFound } from '../errors.js'
 import { MAX_BATCH_SIZE } from '../api/update-check.js'
 import { loadPackDetailsByRowIds, type PackDetail, type VersionRecord, type Viewer } from '../packs/repository.js'
 import { canSee } from '../packs/service.js'
+import { may } from '../packs/policy.js'
 import { loadersOf, releasesOf } from './game.js'
-import { findPackRowIds, findVersionPacks, findVersionsByArchiveHash } from './repository.js'
+import { findPackRowIds, findTeamUsers, findVersionPacks, findVersionsByArchiveHash, type TeamUserRow } from './repository.js'
 
 export type Algorithm = 'sha1' | 'sha256' | 'sha512'
 
@@ -175,4 +176,50 @@ export async function updateByHash(db: Db, hash: string, algorithm: Algorithm | 
   const found = (await updatesByHash(db, [hash], algorithm, filter, viewer)).get(hash)
   if (!found) throw new NotFound(`no version for these loaders and game versions updates the archive with ${algorithm ?? 'sha1'} ${hash.toLowerCase()}`)
   return found
+}
+
+/** A pack's team as Modrinth's members endpoints answer it (./mapper.ts toModrinthTeam). */
+export interface ProjectTeam {
+  pack: PackDetail
+  /** The owner's and every listed member's account. */
+  users: Map<string, TeamUserRow>
+  /**
+   * The caller is in the team or staff (the policy's 'see-pending'): they see invitations, permissions and
+   * payout splits; anyone else sees the owner and accepted members only, as on Modrinth.
+   */
+  insider: boolean
+}
+
+async function teamsOfPacks(db: Db, packs: readonly PackDetail[], viewer: Viewer | null): Promise<ProjectTeam[]> {
+  const users = await findTeamUsers(db, [...new Set(packs.flatMap((pack) => [pack.ownerId, ...pack.team.map((m) => m.userId)]))])
+  return packs.map((pack) => {
+    const insider = viewer != null && may({ userId: viewer.id, isStaff: viewer.isStaff }, 'see-pending', { id: pack.id, ownerId: pack.ownerId, team: pack.team })
+    return { pack: insider ? pack : { ...pack, team: pack.team.filter((m) => m.accepted) }, users, insider }
+  })
+}
+
+/** GET /v2/project/{id|slug}/members. */
+export async function getProjectTeam(db: Db, ref: string, viewer: Viewer | null): Promise<ProjectTeam> {
+  return (await teamsOfPacks(db, [await getProject(db, ref, viewer)], viewer))[0]!
+}
+
+/** A team id is a project's `team`: the pack's own 8-character id. A "namespace:pack_id" names no team. */
+async function packsOfTeams(db: Db, teamIds: readonly string[], viewer: Viewer | null): Promise<PackDetail[]> {
+  const named = await packsNamed(db, teamIds.filter((id) => !id.includes(':')), viewer)
+  return teamIds.flatMap((id) => {
+    const pack = id.includes(':') ? undefined : named.get(id)
+    return pack ? [pack] : []
+  })
+}
+
+/** GET /v2/team/{id}/members. */
+export async function getTeam(db: Db, teamId: string, viewer: Viewer | null): Promise<ProjectTeam> {
+  const [pack] = await packsOfTeams(db, [teamId], viewer)
+  if (!pack) throw new NotFound(`no team ${teamId}: a team id is a project's "team" (its 8-character id)`)
+  return (await teamsOfPacks(db, [pack], viewer))[0]!
+}
+
+/** GET /v2/teams?ids=[...]: the teams found, in the order asked; unknown ones left out. */
+export async function getTeams(db: Db, teamIds: readonly string[], viewer: Viewer | null): Promise<ProjectTeam[]> {
+  return teamsOfPacks(db, await packsOfTeams(db, teamIds, viewer), viewer)
 }
