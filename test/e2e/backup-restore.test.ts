@@ -137,6 +137,15 @@ describe('packs backup of a running site, and packs restore', () => {
     demo = await seedDemoSite(server)
     // A pending upload that never reached a pack, beside the published thumbnails, media and versions.
     await addPendingUpload(server, demo.creator)
+    // A team: staff joins the creator's first pack as a maintainer and is offered its ownership (still open).
+    const team = `${server.url}/api/packs/${demo.packs[0]!.replace(':', '/')}`
+    const teamCall = async (url: string, headers: Record<string, string>, body?: object) => {
+      const res = await fetch(url, { method: 'POST', headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) }, ...(body ? { body: JSON.stringify(body) } : {}) })
+      assert.ok(res.ok, `${url}: ${res.status} ${await res.text()}`)
+    }
+    await teamCall(`${team}/team/`, demo.creator.headers, { username: demo.staff.username, role: 'maintainer' })
+    await teamCall(`${team}/team/accept/`, demo.staff.headers)
+    await teamCall(`${team}/transfer/`, demo.creator.headers, { username: demo.staff.username })
     // One counted download (download_seen and the counters), written in a batch within 5 s: waited for, so
     // the site stands still from here on. The other downloads do not count (no download=1).
     downloads = new Map()
@@ -161,8 +170,8 @@ describe('packs backup of a running site, and packs restore', () => {
     for (const database of dropLater) await database.drop()
   })
 
-  test('the site has users, packs, versions, thumbnails, media and a pending upload to back up', () => {
-    for (const table of ['users', 'api_tokens', 'packs', 'versions', 'pack_media', 'uploads', 'files', 'drafts', 'settings', 'audit_log', 'download_seen']) {
+  test('the site has users, packs, versions, thumbnails, media, a team, an ownership offer and a pending upload to back up', () => {
+    for (const table of ['users', 'api_tokens', 'packs', 'versions', 'pack_media', 'uploads', 'files', 'drafts', 'settings', 'audit_log', 'download_seen', 'pack_members', 'pack_transfers']) {
       assert.ok(before_.rows[table]!.length > 0, `${table} has rows`)
     }
     assert.ok(Object.keys(before_.files).length >= 13, `${Object.keys(before_.files).length} stored files`)
