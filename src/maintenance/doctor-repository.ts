@@ -280,7 +280,7 @@ export async function clearImportMarker(db: Db): Promise<void> {
 
 /** A row of a pack's team (or an ownership offer) that should not be there; see listTeamProblems. */
 export interface TeamProblem {
-  kind: 'owner-in-team' | 'lapsed-invitation' | 'stray-offer'
+  kind: 'owner-in-team' | 'lapsed-invitation' | 'stray-offer' | 'dangling-member'
   pack: PackName
   packRowId: string
   /** The member, invitee or offer's recipient. */
@@ -298,7 +298,8 @@ export interface TeamProblem {
  * - invitations and offers that lapsed (they grant nothing; the sweep removes them);
  * - an offer of ownership to someone who is not an accepted member of the pack's team, or to its owner
  *   (accepting one hands the pack to a stranger; the offer's routes never make one).
- * A member row whose user is gone cannot exist: both tables' user columns are foreign keys with cascade.
+ * - a member row or offer whose user or pack row is gone: both tables' columns are foreign keys with cascade,
+ *   so only a restore or an edit with the keys off leaves one (it grants nothing: the team's queries join users).
  */
 export async function listTeamProblems(db: Db, now: string, limit: number): Promise<TeamProblem[]> {
   const ownerRows = await db
@@ -339,6 +340,33 @@ export async function listTeamProblems(db: Db, now: string, limit: number): Prom
     .orderBy('packs.id')
     .limit(limit)
     .execute()
+  const danglingMembers = await db
+    .selectFrom('pack_members')
+    .leftJoin('packs', 'packs.id', 'pack_members.pack_row_id')
+    .leftJoin('users', 'users.id', 'pack_members.user_id')
+    .select(['pack_members.pack_row_id', 'pack_members.user_id', 'packs.namespace', 'packs.pack_id', 'users.username'])
+    .where((eb) => eb.or([eb('packs.id', 'is', null), eb('users.id', 'is', null)]))
+    .orderBy('pack_members.pack_row_id')
+    .limit(limit)
+    .execute()
+  const danglingOffers = await db
+    .selectFrom('pack_transfers')
+    .leftJoin('packs', 'packs.id', 'pack_transfers.pack_row_id')
+    .leftJoin('users', 'users.id', 'pack_transfers.to_user_id')
+    .select(['pack_transfers.pack_row_id', 'pack_transfers.to_user_id as user_id', 'packs.namespace', 'packs.pack_id', 'users.username'])
+    .where((eb) => eb.or([eb('packs.id', 'is', null), eb('users.id', 'is', null)]))
+    .orderBy('pack_transfers.pack_row_id')
+    .limit(limit)
+    .execute()
+  const dangling = (what: 'member' | 'offer') => (r: { pack_row_id: string; user_id: string; namespace: string | null; pack_id: string | null; username: string | null }): TeamProblem => ({
+    kind: 'dangling-member',
+    pack: r.namespace !== null && r.pack_id !== null ? `${r.namespace}:${r.pack_id}` : `pack ${r.pack_row_id}`,
+    packRowId: r.pack_row_id,
+    userId: r.user_id,
+    username: r.username ?? `user ${r.user_id}`,
+    expiresAt: null,
+    what,
+  })
   const name = (row: { namespace: string; pack_id: string }) => `${row.namespace}:${row.pack_id}`
   return [
     ...ownerRows.map((r) => ({ kind: 'owner-in-team' as const, pack: name(r), packRowId: r.id, userId: r.user_id, username: r.username, expiresAt: null, what: 'member' as const })),
@@ -348,6 +376,8 @@ export async function listTeamProblems(db: Db, now: string, limit: number): Prom
       const lapsed = r.expires_at <= now
       return { kind: lapsed ? 'lapsed-invitation' as const : 'stray-offer' as const, pack: name(r), packRowId: r.id, userId: r.user_id, username: r.username, expiresAt: lapsed ? r.expires_at : null, what: 'offer' as const }
     }),
+    ...danglingMembers.map(dangling('member')),
+    ...danglingOffers.map(dangling('offer')),
   ]
 }
 

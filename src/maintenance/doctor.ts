@@ -45,6 +45,7 @@ export type FindingKind =
   | 'owner-in-team'
   | 'lapsed-invitation'
   | 'stray-offer'
+  | 'dangling-member'
 
 export interface Finding {
   kind: FindingKind
@@ -293,8 +294,9 @@ class Doctor {
   /**
    * Team rows that contradict the pack or have outlived their use (doctor-repository.ts listTeamProblems).
    * Each repair removes one row whose removal takes nothing from anyone: the owner keeps every power without
-   * a member row, a lapsed invitation or offer already grants nothing, and an offer to someone outside the
-   * team is one the owner can make again once they are in it.
+   * a member row, a lapsed invitation or offer already grants nothing, an offer to someone outside the team
+   * is one the owner can make again once they are in it, and a row naming a user or pack that is gone names
+   * nobody.
    */
   private async checkTeams(): Promise<void> {
     for (const problem of await listTeamProblems(this.db, nowIso(this.now), PAGE)) {
@@ -519,5 +521,7 @@ function teamDetail(problem: TeamProblem): string {
         : `the invitation of ${problem.username} lapsed at ${problem.expiresAt ?? '?'} and is still stored (the sweep removes lapsed ones)`
     case 'stray-offer':
       return `ownership is offered to ${problem.username}, who is not a member of the pack's team`
+    case 'dangling-member':
+      return `${problem.what === 'offer' ? 'an offer of ownership to' : 'a team row of'} ${problem.username} names a ${problem.pack.startsWith('pack ') ? 'pack' : 'user'} that has no row`
   }
 }

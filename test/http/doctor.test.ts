@@ -348,6 +348,40 @@ describe('packs doctor: the consistency check', () => {
     assert.deepEqual(await site.app.db.selectFrom('pack_transfers').select('pack_row_id').where('pack_row_id', '=', await rowId(teamed)).execute(), [], 'the lapsed offer went')
   })
 
+  test('a team row or offer naming a user that is gone (foreign keys off) is found and removed', async (t) => {
+    const pack = await publishPack(site, alice, { title: 'Ghost Team' })
+    const packId = (await site.app.db.selectFrom('packs').select('id').where('pack_id', '=', pack.pack_id).executeTakeFirstOrThrow()).id
+    const ghost = randomUUID()
+    const at = new Date().toISOString()
+    const withoutKeys = async (db: typeof site.app.db) => {
+      await db.insertInto('pack_members').values({ pack_row_id: packId, user_id: ghost, role: 'uploader', invited_by: ghost, invited_at: at, accepted_at: at, expires_at: null }).execute()
+      await db.insertInto('pack_transfers').values({ pack_row_id: packId, to_user_id: ghost, offered_by: ghost, offered_at: at, expires_at: new Date(Date.now() + HOUR).toISOString() }).execute()
+    }
+    try {
+      if (onPostgres) {
+        await site.app.db.transaction().execute(async (trx) => {
+          await sql`set local session_replication_role = replica`.execute(trx)
+          await withoutKeys(trx)
+        })
+      } else {
+        await sql`pragma foreign_keys = off`.execute(site.app.db)
+        await withoutKeys(site.app.db)
+        await sql`pragma foreign_keys = on`.execute(site.app.db)
+      }
+    } catch (error) {
+      t.skip(`cannot turn foreign keys off here: ${(error as Error).message}`)
+      return
+    }
+    const repaired = await doctor(site, { repair: 'all' })
+    const ghosts = repaired.findings.filter((f) => f.kind === 'dangling-member')
+    assert.deepEqual(ghosts.map((f) => [f.subject, f.detail, f.repaired]), [
+      [`alice:${pack.pack_id}`, `a team row of user ${ghost} names a user that has no row`, true],
+      [`alice:${pack.pack_id}`, `an offer of ownership to user ${ghost} names a user that has no row`, true],
+    ])
+    assert.deepEqual(await site.app.db.selectFrom('pack_members').select('user_id').where('pack_row_id', '=', packId).execute(), [])
+    assert.deepEqual(await site.app.db.selectFrom('pack_transfers').select('to_user_id').where('pack_row_id', '=', packId).execute(), [])
+  })
+
   test('a walk stopped by its time limit says so; `after` continues it', async () => {
     const keys = [randomUUID(), randomUUID()].sort()
     for (const key of keys) await putBytes(site.app.store, key, Buffer.from(key))
