@@ -136,5 +136,13 @@ describe('a pack\'s team through the Modrinth-compatible API', () => {
     assert.equal(after_.team, before_.team)
     const members = await get(`/v2/team/${after_.team}/members`, users.mara)
     assert.deepEqual(lines(members.body as TeamMember[]), ['mara Owner true 255', 'ulla Uploader true 1', 'alice Maintainer true 127', 'ivy Uploader false 1'])
+    // A member whose account staff disabled stays listed but may do nothing while it is disabled.
+    await site.app.db.updateTable('users').set({ disabled_at: new Date().toISOString() }).where('username', '=', 'ulla').execute()
+    try {
+      assert.deepEqual(lines(await clientOf(users.mara).getProjectTeamMembers(slug(lamps))),
+        ['mara Owner true 255', 'ulla Uploader true 0', 'alice Maintainer true 127', 'ivy Uploader false 1'])
+    } finally {
+      await site.app.db.updateTable('users').set({ disabled_at: null }).where('username', '=', 'ulla').execute()
+    }
   })
 })
