@@ -13,7 +13,7 @@
 # they call all run on it. On Node 22 and later the SQLite driver is better-sqlite3 13, whose Node-API
 # binaries come in its package and load on any of these lines: nothing to compile (src/db/index.ts,
 # loadSqlite). The temp directory is removed on exit. Used by .ci/run for every supported line besides the
-# machine's (README, "Node.js versions").
+# machine's (docs/running.md#nodejs-versions).
 set -euo pipefail
 
 major="${1:?usage: scripts/test-on-node.sh <version> [run-tests.js arguments...]}"
