@@ -149,6 +149,7 @@ async function inviteCoAuthors(
   }
   if (problems.length > 0) throw new BadRequest(`cannot publish the draft: of its co-authors, ${problems.join('; ')}`)
   for (const invitee of invitees) {
+    // A fresh pack: nobody can be in its team already, so the insert cannot be refused.
     await insertInvitation(db, {
       packRowId: pack.id, userId: invitee.id, role: invitee.role, invitedBy: user.id, now: nowIso(now), expiresAt: nowIso(now + INVITATION_DAYS * 86_400_000),
     })

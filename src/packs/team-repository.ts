@@ -30,14 +30,17 @@ export async function roleNow(db: Db, packRowId: string, ownerId: string, userId
   return row.role === 'maintainer' ? 'maintainer' : 'uploader'
 }
 
-/** A new invitation; a lapsed one of the same person is replaced. */
+/**
+ * A new invitation; a lapsed one of the same person is replaced. False when a live row of that person is there
+ * already (an invitation sent at the same moment on another connection: the primary key decides).
+ */
 export async function insertInvitation(
   db: Db,
   invitation: { packRowId: string; userId: string; role: MemberRole; invitedBy: string; now: string; expiresAt: string },
-): Promise<void> {
+): Promise<boolean> {
   await db.deleteFrom('pack_members').where('pack_row_id', '=', invitation.packRowId).where('user_id', '=', invitation.userId)
-    .where('accepted_at', 'is', null).execute()
-  await db.insertInto('pack_members').values({
+    .where('accepted_at', 'is', null).where('expires_at', '<=', invitation.now).execute()
+  const result = await db.insertInto('pack_members').values({
     pack_row_id: invitation.packRowId,
     user_id: invitation.userId,
     role: invitation.role,
@@ -45,7 +48,8 @@ export async function insertInvitation(
     invited_at: invitation.now,
     accepted_at: null,
     expires_at: invitation.expiresAt,
-  }).execute()
+  }).onConflict((oc) => oc.columns(['pack_row_id', 'user_id']).doNothing()).executeTakeFirst()
+  return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0
 }
 
 /** Accepts the user's live invitation: true when there was one. */
@@ -147,10 +151,10 @@ export async function findTransfer(db: Db, packRowId: string, now: string): Prom
 
 /** The pack's one open offer: a new one replaces any earlier. */
 export async function putTransfer(db: Db, offer: { packRowId: string; toUserId: string; offeredBy: string; now: string; expiresAt: string }): Promise<void> {
-  await db.deleteFrom('pack_transfers').where('pack_row_id', '=', offer.packRowId).execute()
-  await db.insertInto('pack_transfers').values({
-    pack_row_id: offer.packRowId, to_user_id: offer.toUserId, offered_by: offer.offeredBy, offered_at: offer.now, expires_at: offer.expiresAt,
-  }).execute()
+  const row = { to_user_id: offer.toUserId, offered_by: offer.offeredBy, offered_at: offer.now, expires_at: offer.expiresAt }
+  // An upsert: two offers at once (another connection) end as one, the later, rather than a key violation.
+  await db.insertInto('pack_transfers').values({ pack_row_id: offer.packRowId, ...row })
+    .onConflict((oc) => oc.column('pack_row_id').doUpdateSet(row)).execute()
 }
 
 export async function deleteTransfer(db: Db, packRowId: string): Promise<boolean> {

@@ -58,9 +58,10 @@ export async function invite(deps: TeamDeps, actor: TeamActor, namespace: string
     const existing = await findMember(trx, pack.id, invitee.id, nowIso(now))
     if (existing?.accepted) throw new Conflict(`${invitee.username} is in this pack's team already (as its ${existing.role})`)
     if (existing) throw new Conflict(`${invitee.username} is invited already; withdraw that invitation to send another`)
-    await insertInvitation(trx, {
+    const sent = await insertInvitation(trx, {
       packRowId: pack.id, userId: invitee.id, role, invitedBy: actor.id, now: nowIso(now), expiresAt: nowIso(now + INVITATION_DAYS * DAY_MS),
     })
+    if (!sent) throw new Conflict(`${invitee.username} is invited already; withdraw that invitation to send another`)
     await recordAudit(trx, actor, 'team.invite', packTarget(pack.namespace, pack.packId), { user: invitee.username, role })
   })
   return mustLoad(deps.db, namespace, packId)

@@ -78,6 +78,20 @@ describe('invitations', () => {
   })
 })
 
+describe('at the same moment', () => {
+  test('twenty invitations of one person: one is sent, the rest are 409; ten offers of the pack: one stands', async () => {
+    const pack = await publishPack(site, alice, { title: 'Race' })
+    const invites = await Promise.all(Array.from({ length: 20 }, () => call('POST', team(pack), alice, { username: 'bob', role: 'uploader' })))
+    assert.deepEqual(invites.map((r) => r.statusCode).sort(), [201, ...Array.from({ length: 19 }, () => 409)], invites.map((r) => r.body).join('\n'))
+    for (const r of invites.filter((r) => r.statusCode === 409)) assert.match((r.json() as { detail: string }).detail, /invited already/)
+    await status(call('POST', team(pack, 'accept/'), bob), 200)
+    const offers = await Promise.all(Array.from({ length: 10 }, () => call('POST', '/api/packs/alice/race/transfer/', alice, { username: 'bob' })))
+    assert.deepEqual(offers.map((r) => r.statusCode), Array.from({ length: 10 }, () => 204), offers.map((r) => r.body).join('\n'))
+    const seen = (await status(call('GET', team(pack), alice), 200)).json() as { transfer: { to: string } | null }
+    assert.equal(seen.transfer?.to, 'bob')
+  })
+})
+
 describe('removing and leaving', () => {
   test('a removed uploader\'s publish token stops reaching the pack at once; the owner cannot leave', async () => {
     const pack = await publishPack(site, alice, { title: 'Tokens' })
