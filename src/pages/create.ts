@@ -1,12 +1,12 @@
 // The create page (a draft of a new pack, autosaved) and "My drafts".
 // The server renders the form with the draft's saved values and uploads, so a
 // reload shows them at once; src/web/client/pages/create.ts adds autosave,
-// uploads, tag autocomplete and publishing on the JSON API.
+// uploads, tag autocomplete, the co-authors to invite and publishing on the JSON API.
 import { randomUUID } from 'node:crypto'
 import { Type } from 'typebox'
 import type { UploadKind } from '../api/constants.js'
 import { draftForEditing, listDrafts, type DraftSummary } from '../drafts/service.js'
-import type { DraftFields } from '../drafts/data.js'
+import { MAX_DRAFT_TEAM, type DraftFields } from '../drafts/data.js'
 import { chipTags, listCategories, type CategoryRow, type ChipTag } from '../packs/tags.js'
 import { NotFound } from '../errors.js'
 import { describeAllowed } from '../uploads/filetypes.js'
@@ -42,7 +42,7 @@ export default async function createPages(app: App): Promise<void> {
     const categories = await listCategories(app.db)
     const tags = await chipTags(app.db, values.tags)
     const body = createForm({
-      draftId, values, tags, categories, uploads, savedAt: draft.savedAt, limits: app.config.uploadLimits,
+      draftId, values, tags, categories, uploads, savedAt: draft.savedAt, limits: app.config.uploadLimits, author: request.user!.username,
     })
     return sendPage(app, request, reply, { title: values.title.trim() || 'Create a pack', body, scripts: ['create'] })
   })
@@ -61,6 +61,8 @@ interface CreateFormInput {
   uploads: TempUploadBody[]
   savedAt: string | null
   limits: Record<UploadKind, number>
+  /** The signed-in author's username: the team field does not offer them (they own what they publish). */
+  author: string
 }
 
 function createForm(input: CreateFormInput): SafeHtml {
@@ -109,6 +111,8 @@ ${field('changelog', 'Changelog', html`<textarea id="changelog" name="changelog"
     'What is new in this version.')}
 </section>
 
+${teamSection(input.author, values.team)}
+
 <div class="actions publish-actions">
 <button type="button" id="publish">Publish</button>
 <p id="publish-status" class="publish-status" role="status" aria-live="polite"></p>
@@ -141,6 +145,46 @@ function tagsField(tags: ChipTag[]): SafeHtml {
 <p class="field-error" id="tags-error" role="alert" hidden></p>
 <span id="tags-live" class="visually-hidden" role="status"></span>
 </div>`
+}
+
+/** As long as a username can be (the team page's invite form allows the same). */
+const MAX_USERNAME_LENGTH = 64
+
+/**
+ * Co-authors to invite when the pack is published (the draft's data.team): a
+ * user picker (src/web/client/lib/user-picker.ts, which makes the box a
+ * combobox over the listbox) and the chosen people, each with a role and a
+ * Remove button. Without JavaScript nothing on this page saves, as the
+ * noscript line says; the box is then a plain text box and nothing submits.
+ */
+function teamSection(author: string, team: DraftFields['team']): SafeHtml {
+  return html`<section class="card" aria-labelledby="team-heading">
+<h2 id="team-heading">Team</h2>
+<p class="muted" id="team-about">Invite people to work on the pack with you. The invitations go out when the pack is published, and each
+person joins the team only once they accept theirs (under Invitations); until then the pack is yours alone.</p>
+<div class="field team-field" id="field-team" data-author="${author}" data-max="${MAX_DRAFT_TEAM}">
+<label for="team">Add a co-author</label>
+<div class="combo user-picker">
+<input id="team" type="text" maxlength="${MAX_USERNAME_LENGTH}" autocomplete="off" spellcheck="false" autocapitalize="none"
+ placeholder="Search users" aria-describedby="team-hint team-error">
+<ul id="team-options" class="tag-options user-options" role="listbox" aria-label="Matching users" hidden></ul>
+</div>
+<span class="hint" id="team-hint">Type part of a username: arrow keys move through the matches, Enter adds one. Uploaders publish new
+versions and edit changelogs; maintainers also edit the pack, its versions and its team, but cannot delete it or hand it over. At most ${MAX_DRAFT_TEAM} people.</span>
+<p class="field-error" id="team-error" role="alert" hidden></p>
+<span id="team-live" class="visually-hidden" role="status"></span>
+<ul class="team-people" id="team-people" aria-label="Co-authors to invite">${team.map(teamPerson)}</ul>
+</div>
+</section>`
+}
+
+/** A co-author to invite. The client builds the same markup for people added later (create-markup.ts). */
+function teamPerson(person: DraftFields['team'][number]): SafeHtml {
+  const option = (value: 'uploader' | 'maintainer', label: string) =>
+    html`<option value="${value}"${person.role === value ? html` selected` : null}>${label}</option>`
+  return html`<li class="team-person" data-username="${person.username}"><span class="member-name">${person.username}</span>
+<label class="team-role"><span class="visually-hidden">Role of ${person.username}</span><select>${option('uploader', 'Uploader')}${option('maintainer', 'Maintainer')}</select></label>
+<button type="button" class="secondary team-remove">Remove<span class="visually-hidden"> ${person.username}</span></button></li>`
 }
 
 /** A selected tag. The client builds the same markup for tags picked later (src/web/client/lib/create-markup.ts). */

@@ -54,7 +54,7 @@ describe('GET /create/{draft}/', () => {
   const LABELS: Array<[string, string]> = [
     ['title', 'Title'], ['summary', 'Summary'], ['category', 'Category'], ['description', 'Description'], ['tags', 'Tags'],
     ['version_name', 'Version name'], ['changelog', 'Changelog'],
-    ['file-thumbnail', 'Thumbnail'], ['file-version', 'Version archive (ZIP)'], ['file-media', 'Media'],
+    ['file-thumbnail', 'Thumbnail'], ['file-version', 'Version archive (ZIP)'], ['file-media', 'Media'], ['team', 'Add a co-author'],
   ]
 
   test('a new UUID: the empty form with every labelled field, the save state, Publish, and create.js', async () => {
@@ -84,6 +84,54 @@ describe('GET /create/{draft}/', () => {
     // A new draft is not created by looking at it.
     const api = await site.app.inject({ url: `/api/draft/?draft=${draft}`, headers: alice.headers })
     expectError(api, 404)
+  })
+
+  test('the Team field: the user picker\'s box, listbox and live region, the author to skip, what an invitation means', async () => {
+    const res = await page(`/create/${randomUUID()}/`, alice)
+    assert.equal(res.statusCode, 200, res.body)
+    const body = res.body
+    const section = /<section class="card" aria-labelledby="team-heading">[\s\S]*?<\/section>/.exec(body)?.[0]
+    assert.ok(section, 'a Team section')
+    assert.match(section, /<h2 id="team-heading">Team<\/h2>/)
+    // What the user picker (src/web/client/lib/user-picker.ts) needs: the box, the listbox it controls, a live region.
+    const box = /<input id="team"[^>]*>/.exec(section)?.[0] ?? ''
+    for (const attribute of ['type="text"', 'maxlength="64"', 'autocomplete="off"', 'spellcheck="false"', 'autocapitalize="none"', 'aria-describedby="team-hint team-error"']) {
+      assert.ok(box.includes(attribute), `the box has ${attribute}: ${box}`)
+    }
+    assert.doesNotMatch(box, /\bname=/, 'the box is never part of a form submission')
+    assert.match(section, /<ul id="team-options" class="tag-options user-options" role="listbox" aria-label="Matching users" hidden><\/ul>/)
+    assert.match(section, /<span id="team-live" class="visually-hidden" role="status"><\/span>/)
+    assert.match(section, /<p class="field-error" id="team-error" role="alert" hidden><\/p>/)
+    // The author is never offered (nor accepted) as a co-author; the draft's limit is the server's.
+    assert.match(section, /<div class="field team-field" id="field-team" data-author="alice" data-max="20">/)
+    assert.match(section, /<ul class="team-people" id="team-people" aria-label="Co-authors to invite"><\/ul>/, 'nobody yet')
+    const text = section.replace(/<[^>]+>/g, '').replace(/\s+/g, ' ')
+    assert.match(text, /The invitations go out when the pack is published, and each person joins the team only once they accept/)
+    assert.match(text, /At most 20 people/)
+    // Without JavaScript nothing on the form submits, as before: every button is a plain button, the form has no action.
+    const form = /<form id="create-form"[^>]*>/.exec(body)?.[0] ?? ''
+    assert.doesNotMatch(form, /\b(action|method)=/)
+    const buttons = body.slice(body.indexOf('<form id="create-form"')).match(/<button\b[^>]*>/g) ?? []
+    assert.ok(buttons.length > 0 && buttons.every((b) => b.includes('type="button"')), buttons.join(' '))
+    assert.match(body, /<noscript><p class="error">This page needs JavaScript to save your draft, upload files and publish.<\/p><\/noscript>/)
+  })
+
+  test('a saved team is rendered as the people to invite, each with the saved role and a Remove button', async () => {
+    const draft = randomUUID()
+    await saveDraft(site, alice, draft, {
+      title: 'Together', team: [{ username: 'bob', role: 'maintainer' }, { username: ' carol ', role: 'uploader' }, { username: 'BOB', role: 'uploader' }],
+    })
+    const res = await page(`/create/${draft}/`, alice)
+    assert.equal(res.statusCode, 200, res.body)
+    const rows = res.body.match(/<li class="team-person"[\s\S]*?<\/li>/g) ?? []
+    // As publishing reads it: names trimmed, each person once (the last entry for a name wins, as publishing invites).
+    assert.equal(rows.length, 2, rows.join('\n'))
+    const [first, second] = rows as [string, string]
+    assert.match(first, /^<li class="team-person" data-username="BOB"><span class="member-name">BOB<\/span>/)
+    assert.match(first, /<label class="team-role"><span class="visually-hidden">Role of BOB<\/span><select><option value="uploader" selected>Uploader<\/option><option value="maintainer">Maintainer<\/option><\/select><\/label>/)
+    assert.match(first, /<button type="button" class="secondary team-remove">Remove<span class="visually-hidden"> BOB<\/span><\/button>/)
+    assert.match(second, /data-username="carol"/)
+    assert.match(second, /<option value="uploader" selected>Uploader/)
   })
 
   test("the saved draft is rendered: values, category, tag chips in their colors, uploads with previews", async () => {
@@ -122,6 +170,7 @@ describe('GET /create/{draft}/', () => {
     await saveDraft(site, alice, draft, {
       title: evil, summary: `' onfocus='alert(2)`, description: '</textarea><script>alert(3)</script>', tags: ['<b>x</b>'],
       changelog: '<img src=x onerror=alert(4)>', category: '"><script>alert(5)</script>',
+      team: [{ username: '"><img src=x onerror=alert(6)>', role: 'maintainer' }],
     })
     const res = await page(`/create/${draft}/`, alice)
     assert.equal(res.statusCode, 200)
@@ -132,6 +181,7 @@ describe('GET /create/{draft}/', () => {
     assert.match(res.body, /value="&quot;&gt;&lt;script&gt;alert\(1\)&lt;\/script&gt;"/)
     assert.match(res.body, /value="&#39; onfocus=&#39;alert\(2\)"/)
     assert.match(res.body, /&lt;\/textarea&gt;&lt;script&gt;alert\(3\)&lt;\/script&gt;<\/textarea>/)
+    assert.match(res.body, /<li class="team-person" data-username="&quot;&gt;&lt;img src=x onerror=alert\(6\)&gt;">/)
   })
 
   test("someone else's draft is a 404 page that shows nothing of it", async () => {

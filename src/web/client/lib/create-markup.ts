@@ -1,6 +1,6 @@
-// DOM for the create page's pieces that appear after load: tag chips and
-// uploads. The server renders the same markup for the saved ones
-// (src/pages/create.ts); text goes in through textContent only.
+// DOM for the create page's pieces that appear after load: tag chips,
+// uploads and the co-authors to invite. The server renders the same markup
+// for the saved ones (src/pages/create.ts); text goes in through textContent only.
 import type { TempUploadBody } from '../../../api/uploads.js'
 
 function element<K extends keyof HTMLElementTagNameMap>(tag: K, className?: string, text?: string): HTMLElementTagNameMap[K] {
@@ -25,6 +25,30 @@ export function tagChip(name: string, category: string | null): HTMLLIElement {
   remove.setAttribute('aria-label', `Remove ${name}`)
   chip.append(remove)
   item.append(chip)
+  return item
+}
+
+/** The roles a co-author can be invited with, in the order offered: the one granting less first (the default). */
+export const TEAM_ROLES = ['uploader', 'maintainer'] as const
+export type TeamRole = (typeof TEAM_ROLES)[number]
+
+/** A co-author to invite: the name, a role choice (labelled "Role of <name>") and a Remove button. */
+export function teamPerson(username: string, role: TeamRole): HTMLLIElement {
+  const item = element('li', 'team-person')
+  item.dataset.username = username
+  const label = element('label', 'team-role')
+  const select = element('select')
+  for (const value of TEAM_ROLES) {
+    const option = element('option', undefined, value === 'uploader' ? 'Uploader' : 'Maintainer')
+    option.value = value
+    option.selected = value === role
+    select.append(option)
+  }
+  label.append(element('span', 'visually-hidden', `Role of ${username}`), select)
+  const remove = element('button', 'secondary team-remove', 'Remove')
+  remove.type = 'button'
+  remove.append(element('span', 'visually-hidden', ` ${username}`))
+  item.append(element('span', 'member-name', username), label, remove)
   return item
 }
 

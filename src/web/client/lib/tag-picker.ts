@@ -9,6 +9,7 @@ import type { Static } from 'typebox'
 import type { TagSuggestion } from '../../../api/autocomplete.js'
 import { api } from './api.js'
 import { tagChip } from './create-markup.js'
+import { highlightOption, listboxKeydown, type Listbox } from './listbox-keys.js'
 
 type Suggestion = Static<typeof TagSuggestion>
 
@@ -21,6 +22,8 @@ export class TagPicker {
   private searchSeq = 0
   /** Focus given back after removing a chip does not open the suggestions. */
   private quietFocus = false
+  /** The list as the shared arrow / Enter / Escape handling sees it. */
+  private readonly keys: Listbox
 
   constructor(
     private readonly input: HTMLInputElement,
@@ -29,6 +32,15 @@ export class TagPicker {
     private readonly live: HTMLElement,
     private readonly onChange: () => void,
   ) {
+    this.keys = {
+      open: () => this.open,
+      active: () => this.active,
+      count: () => this.suggestions.length,
+      search: () => void this.search(),
+      highlight: (index) => this.highlight(index),
+      pick: (index) => this.pick(index),
+      close: () => this.close(),
+    }
     input.addEventListener('input', () => this.searchSoon())
     input.addEventListener('focus', () => {
       if (this.quietFocus) this.quietFocus = false
@@ -144,43 +156,22 @@ export class TagPicker {
     return !this.listbox.hidden
   }
 
-  private move(step: number): void {
-    if (!this.open) return void this.search()
-    const count = this.suggestions.length
-    if (count === 0) return
-    this.highlight(this.active < 0 ? (step > 0 ? 0 : count - 1) : (this.active + step + count) % count)
-  }
-
   /** Makes option `index` the active one (aria-activedescendant), scrolled into view. */
   private highlight(index: number): void {
     this.active = index
-    for (const option of this.listbox.querySelectorAll<HTMLLIElement>('li[role="option"]')) {
-      const selected = Number(option.dataset.index) === this.active
-      option.setAttribute('aria-selected', String(selected))
-      option.classList.toggle('active', selected)
-      if (selected) option.scrollIntoView({ block: 'nearest' })
-    }
-    this.input.setAttribute('aria-activedescendant', `tag-option-${this.active}`)
+    highlightOption(this.input, this.listbox, index, `tag-option-${index}`)
   }
 
   private onKey(event: KeyboardEvent): void {
-    if (event.key === 'ArrowDown' || event.key === 'ArrowUp') {
-      event.preventDefault()
-      this.move(event.key === 'ArrowDown' ? 1 : -1)
-    } else if (event.key === 'Enter') {
-      // Never submits the form: Enter here is for choosing a tag.
+    if (listboxKeydown(event, this.keys)) return
+    if (event.key === 'Enter') {
+      // Never submits the form: Enter here is for choosing a tag, even with nothing highlighted.
       event.preventDefault()
       if (!this.open) return
-      if (this.active >= 0) return this.pick(this.active)
       const typed = this.input.value.trim().toLowerCase()
       const exact = this.suggestions.findIndex((s) => s.name.toLowerCase() === typed)
       if (exact >= 0) this.pick(exact)
       else if (this.suggestions.length === 1) this.pick(0)
-    } else if (event.key === 'Escape') {
-      if (this.open) {
-        event.preventDefault()
-        this.close()
-      }
     } else if (event.key === 'Backspace' && this.input.value === '' && this.input.selectionStart === 0) {
       const last = this.chips.querySelector<HTMLLIElement>('li[data-tag]:last-child')
       if (last) {

@@ -1,7 +1,9 @@
 // A username field with suggestions: a combobox (WAI-ARIA 1.2 pattern, as the
-// tags field's ./tag-picker.ts) over GET /api/users/autocomplete/. It fills
-// the one text field: the name typed stays what is sent, so a name the list
-// does not offer can still be typed and the server says what is wrong with it.
+// tags field's ./tag-picker.ts) over GET /api/users/autocomplete/. By default
+// it fills the one text field: the name typed stays what is sent, so a name the
+// list does not offer can still be typed and the server says what is wrong
+// with it. Given an `onPick`, a picked name is handed to that instead and the
+// box is emptied for the next one (the create page's list of co-authors).
 //   ArrowDown / ArrowUp  move through the suggestions (opening them)
 //   Enter                picks the highlighted one; with none highlighted, submits the form
 //   Escape               closes the list
@@ -9,6 +11,7 @@
 import type { Static } from 'typebox'
 import type { UserSuggestion } from '../../../api/autocomplete.js'
 import { api } from './api.js'
+import { highlightOption, listboxKeydown, type Listbox } from './listbox-keys.js'
 
 type Suggestion = Static<typeof UserSuggestion>
 
@@ -19,14 +22,27 @@ export class UserPicker {
   private active = -1
   private searchTimer: ReturnType<typeof setTimeout> | undefined
   private searchSeq = 0
+  /** The list as the shared arrow / Enter / Escape handling sees it. */
+  private readonly keys: Listbox
 
   constructor(
     private readonly input: HTMLInputElement,
     private readonly listbox: HTMLUListElement,
     private readonly live: HTMLElement,
-    /** Names not worth offering (the owner, members, invitees), lower case. */
+    /** Names not worth offering (the owner, members, invitees), lower case; read at each search, so the caller may change it. */
     private readonly skip: ReadonlySet<string> = new Set(),
+    /** Takes each picked name instead of the box (which is then emptied); the caller announces what it did with it. */
+    private readonly onPick?: (username: string) => void,
   ) {
+    this.keys = {
+      open: () => this.open,
+      active: () => this.active,
+      count: () => this.suggestions.length,
+      search: () => void this.search(),
+      highlight: (index) => this.highlight(index),
+      pick: (index) => this.pick(index),
+      close: () => this.close(),
+    }
     input.setAttribute('role', 'combobox')
     input.setAttribute('aria-autocomplete', 'list')
     input.setAttribute('aria-expanded', 'false')
@@ -111,40 +127,19 @@ export class UserPicker {
     this.active = -1
   }
 
-  private move(step: number): void {
-    if (!this.open) return void this.search()
-    const count = this.suggestions.length
-    if (count === 0) return
-    this.highlight(this.active < 0 ? (step > 0 ? 0 : count - 1) : (this.active + step + count) % count)
-  }
-
   /** Makes option `index` the active one (aria-activedescendant), scrolled into view. */
   private highlight(index: number): void {
     this.active = index
-    for (const option of this.listbox.querySelectorAll<HTMLLIElement>('li[role="option"]')) {
-      const selected = Number(option.dataset.index) === this.active
-      option.setAttribute('aria-selected', String(selected))
-      option.classList.toggle('active', selected)
-      if (selected) option.scrollIntoView({ block: 'nearest' })
-    }
-    this.input.setAttribute('aria-activedescendant', `${this.listbox.id}-${this.active}`)
+    highlightOption(this.input, this.listbox, index, `${this.listbox.id}-${index}`)
   }
 
   private onKey(event: KeyboardEvent): void {
-    if (event.key === 'ArrowDown' || event.key === 'ArrowUp') {
-      event.preventDefault()
-      this.move(event.key === 'ArrowDown' ? 1 : -1)
-    } else if (event.key === 'Enter') {
-      // With a highlighted match Enter picks it; otherwise it submits the form, as a text box's Enter does.
-      if (this.open && this.active >= 0) {
-        event.preventDefault()
-        this.pick(this.active)
-      } else {
-        this.close()
-      }
+    if (listboxKeydown(event, this.keys)) return
+    if (event.key === 'Enter') {
+      // Nothing highlighted: Enter goes on to submit the form, as a text box's Enter does.
+      this.close()
     } else if (event.key === 'Escape') {
-      // Also stops a search still waiting for its delay, so the list does not open after Escape.
-      if (this.open) event.preventDefault()
+      // The list is closed already; this stops a search still waiting for its delay, so it does not open after Escape.
       this.close()
     }
   }
@@ -152,6 +147,13 @@ export class UserPicker {
   private pick(index: number): void {
     const suggestion = this.suggestions[index]
     if (!suggestion) return
+    if (this.onPick) {
+      this.input.value = ''
+      this.close()
+      this.input.focus()
+      this.onPick(suggestion.username)
+      return
+    }
     this.input.value = suggestion.username
     this.close()
     this.live.textContent = `${suggestion.username} chosen`

@@ -1,12 +1,16 @@
 // The create page: autosave of the form to POST /api/draft/, uploads with
-// progress to POST /api/uploads/, tag autocomplete, and publishing. The server
-// renders the saved values and uploads; this script takes over from there.
+// progress to POST /api/uploads/, tag autocomplete, the co-authors to invite
+// (a user picker; saved as the draft's data.team, invited by the publish), and
+// publishing. The server renders the saved values, uploads and co-authors;
+// this script takes over from there.
 import { ApiError, api, byId, clockTime, sentence, uploadWithProgress } from '../lib/api.js'
 import { Autosave, draftCopyKey, type SaveState } from '../lib/autosave.js'
-import { pendingUploadItem, uploadItem } from '../lib/create-markup.js'
+import { pendingUploadItem, teamPerson, uploadItem, type TeamRole } from '../lib/create-markup.js'
 import { TagPicker } from '../lib/tag-picker.js'
+import { UserPicker } from '../lib/user-picker.js'
 import type { Static } from 'typebox'
 import type { UploadKind } from '../../../api/constants.js'
+import type { UserSuggestion } from '../../../api/autocomplete.js'
 import type { DraftSaved } from '../../../api/drafts.js'
 import type { PackBody } from '../../../api/packs.js'
 import type { TempUploadBody } from '../../../api/uploads.js'
@@ -29,10 +33,123 @@ const tags = new TagPicker(
   () => edited('tags'),
 )
 
+// ---- team: co-authors invited when the pack is published --------------------
+
+interface TeamMember {
+  username: string
+  role: TeamRole
+}
+
+const teamField = byId('field-team')
+const teamInput = byId<HTMLInputElement>('team')
+const teamList = byId<HTMLUListElement>('team-people')
+const teamLive = byId('team-live')
+/** The author: they own what they publish, so they are never one of its co-authors. */
+const author = teamField.dataset.author ?? ''
+const maxTeam = Number(teamField.dataset.max) || 20
+/** Who the picker does not offer (lower case): the author and everyone in the list; kept up to date by teamChanged(). */
+const notOffered = new Set<string>()
+
+function teamMembers(): TeamMember[] {
+  return [...teamList.querySelectorAll<HTMLLIElement>('li[data-username]')].map((item) => ({
+    username: item.dataset.username!,
+    role: item.querySelector('select')?.value === 'maintainer' ? 'maintainer' : 'uploader',
+  }))
+}
+
+function teamChanged(): void {
+  notOffered.clear()
+  notOffered.add(author.toLowerCase())
+  for (const member of teamMembers()) notOffered.add(member.username.toLowerCase())
+}
+
+function setTeam(members: TeamMember[]): void {
+  teamList.replaceChildren(...members.map((m) => teamPerson(m.username, m.role)))
+  teamChanged()
+}
+
+/** The draft's data.team as saved (or a local copy's): well-formed entries only, as the server reads it. */
+function teamFrom(value: unknown): TeamMember[] {
+  if (!Array.isArray(value)) return []
+  return value.flatMap((entry: unknown) => {
+    const { username, role } = (typeof entry === 'object' && entry !== null ? entry : {}) as Record<string, unknown>
+    return typeof username === 'string' && (role === 'uploader' || role === 'maintainer') ? [{ username, role }] : []
+  })
+}
+
+/** Adds a person with the least role (the author raises it if they mean to); says why not when they cannot be added. */
+function addToTeam(username: string): void {
+  const lower = username.toLowerCase()
+  if (lower === author.toLowerCase()) {
+    return showFieldError('team', 'You are the author: the pack is yours once published. Add the people who work on it with you.', false)
+  }
+  if (notOffered.has(lower)) return showFieldError('team', `${username} is in the list already.`, false)
+  if (teamMembers().length >= maxTeam) {
+    return showFieldError('team', `At most ${maxTeam} people can be invited from here; invite more from the pack's team page once it is published.`, false)
+  }
+  teamList.append(teamPerson(username, 'uploader'))
+  teamChanged()
+  teamLive.textContent = `${username} added as uploader`
+  edited('team')
+}
+
+/**
+ * Enter with no suggestion highlighted: the name typed, if it is an account's.
+ * The picker offers names by prefix in name order, so the exact name is among
+ * the answers when it exists (a disabled account is never offered).
+ */
+async function addTyped(typed: string): Promise<void> {
+  let found: Array<Static<typeof UserSuggestion>>
+  try {
+    found = await api<Array<Static<typeof UserSuggestion>>>('GET', `/api/users/autocomplete/?q=${encodeURIComponent(typed)}`)
+  } catch (error) {
+    return showFieldError('team', `Could not look up "${typed}": ${sentence(errorDetail(error))}`, false)
+  }
+  const match = found.find((s) => s.username.toLowerCase() === typed.toLowerCase())
+  if (!match) return showFieldError('team', `No account is named "${typed}".`)
+  // Still what the box says (not typed over meanwhile): emptied for the next name.
+  if (teamInput.value.trim() === typed) teamInput.value = ''
+  addToTeam(match.username)
+}
+
+new UserPicker(teamInput, byId<HTMLUListElement>('team-options'), teamLive, notOffered, addToTeam)
+teamChanged()
+
+teamInput.addEventListener('keydown', (event) => {
+  // The picker handled it (picked a highlighted name), or it is another key.
+  if (event.key !== 'Enter' || event.defaultPrevented) return
+  event.preventDefault()
+  const typed = teamInput.value.trim()
+  if (typed !== '') void addTyped(typed)
+})
+teamInput.addEventListener('input', () => clearFieldError('team'))
+teamList.addEventListener('change', (event) => {
+  const item = (event.target as Element).closest<HTMLLIElement>('li[data-username]')
+  if (!item) return
+  item.classList.remove('refused')
+  edited('team')
+})
+teamList.addEventListener('click', (event) => {
+  const button = (event.target as Element).closest<HTMLButtonElement>('button.team-remove')
+  const item = button?.closest<HTMLLIElement>('li[data-username]')
+  if (!button || !item) return
+  // Focus moves on to the next person's Remove button, or back to the box when none is left after this one.
+  const next = item.nextElementSibling?.querySelector<HTMLButtonElement>('button.team-remove') ?? null
+  const hadFocus = document.activeElement === button
+  item.remove()
+  teamChanged()
+  teamLive.textContent = `${item.dataset.username} removed`
+  edited('team')
+  if (hadFocus) (next ?? teamInput).focus()
+})
+
 function collect(): { data: Record<string, unknown>; extra: Record<string, string | null> } {
   const data: Record<string, unknown> = {}
   for (const name of TEXT_FIELDS) data[name] = control(name).value
   data.tags = tags.names()
+  // Left out when nobody is invited, so a draft without co-authors is saved exactly as before the field existed.
+  const team = teamMembers()
+  if (team.length > 0) data.team = team
   return { data, extra: tags.categories() }
 }
 
@@ -45,6 +162,8 @@ function restore(data: Record<string, unknown>, tagCategories: Record<string, st
     element.value = value
   }
   if (Array.isArray(data.tags)) tags.set(data.tags.filter((t): t is string => typeof t === 'string'), tagCategories)
+  // No team in the copy: nobody was invited when it was taken (collect() leaves an empty one out).
+  setTeam(teamFrom(data.team))
 }
 
 // ---- autosave ---------------------------------------------------------------
@@ -186,7 +305,8 @@ function clearFieldError(name: string): void {
 }
 
 function clearAllErrors(): void {
-  for (const name of [...TEXT_FIELDS, 'tags', 'thumbnail', 'media', 'version']) clearFieldError(name)
+  for (const name of [...TEXT_FIELDS, 'tags', 'team', 'thumbnail', 'media', 'version']) clearFieldError(name)
+  for (const item of teamList.querySelectorAll('li.refused')) item.classList.remove('refused')
   publishError.hidden = true
   publishError.textContent = ''
 }
@@ -201,7 +321,7 @@ const MISSING: Record<string, [field: string, message: string]> = {
 }
 
 /** Form order, so the first marked field is the first one on the page. */
-const FIELD_ORDER = ['title', 'summary', 'category', 'tags', 'description', 'thumbnail', 'media', 'version_name', 'version', 'changelog']
+const FIELD_ORDER = ['title', 'summary', 'category', 'tags', 'description', 'thumbnail', 'media', 'version_name', 'version', 'changelog', 'team']
 
 // Publish is a type=button, so Enter in a text field never publishes; nothing submits this form.
 form.addEventListener('submit', (event) => event.preventDefault())
@@ -248,6 +368,8 @@ function showPublishError(error: unknown): void {
     marked.push(field)
   }
   const missing = /missing: (.+)$/.exec(detail)
+  // "cannot publish the draft: of its co-authors, no account is named "x"; the account "y" is disabled"
+  const coAuthors = /of its co-authors, (.+)$/.exec(detail)
   if (status === 400 && missing) {
     for (const name of missing[1]!.split(', ')) {
       const known = MISSING[name.trim()]
@@ -261,6 +383,8 @@ function showPublishError(error: unknown): void {
     mark('version_name', sentence(detail))
   } else if (status === 400 && /version upload/.test(detail)) {
     mark('version', sentence(detail))
+  } else if (status === 400 && coAuthors) {
+    mark('team', teamRefusal(coAuthors[1]!))
   }
   if (marked.length === 0) {
     publishFailed(status === 404 ? 'This draft no longer exists: it was published or deleted, perhaps in another tab.' : `Not published: ${sentence(detail)}`)
@@ -269,6 +393,20 @@ function showPublishError(error: unknown): void {
   publishFailed(marked.length === 1 ? 'Not published: see the marked field.' : 'Not published: see the marked fields.')
   const first = FIELD_ORDER.find((f) => marked.includes(f))!
   fieldControl(first).focus()
+}
+
+/**
+ * The publish refused some co-authors (an account disabled or renamed since it
+ * was added, a draft saved elsewhere): the reasons, and those people's rows
+ * marked so the author sees whom to remove.
+ */
+function teamRefusal(problems: string): string {
+  const named = new Set([...problems.matchAll(/"([^"]+)"/g)].map((m) => m[1]!.toLowerCase()))
+  const rows = [...teamList.querySelectorAll<HTMLLIElement>('li[data-username]')].filter((li) => named.has(li.dataset.username!.toLowerCase()))
+  for (const row of rows) row.classList.add('refused')
+  const reasons = sentence(problems.replaceAll('; ', '. ').replace(/(\. )([a-z])/g, (_m, dot: string, letter: string) => dot + letter.toUpperCase()))
+  if (rows.length === 0) return reasons
+  return `${reasons} Remove ${rows.length === 1 ? 'them' : 'those people'} from the team to publish.`
 }
 
 // ---- helpers --------------------------------------------------------------------
