@@ -77,20 +77,26 @@ function teamFrom(value: unknown): TeamMember[] {
   })
 }
 
-/** Adds a person with the least role (the author raises it if they mean to); says why not when they cannot be added. */
-function addToTeam(username: string): void {
+/**
+ * Adds a person with the least role (the author raises it if they mean to);
+ * false, with the reason shown, when they cannot be added.
+ */
+function addToTeam(username: string): boolean {
   const lower = username.toLowerCase()
-  if (lower === author.toLowerCase()) {
-    return showFieldError('team', 'You are the author: the pack is yours once published. Add the people who work on it with you.', false)
+  const refuse = (message: string) => {
+    showFieldError('team', message, false)
+    return false
   }
-  if (notOffered.has(lower)) return showFieldError('team', `${username} is in the list already.`, false)
+  if (lower === author.toLowerCase()) return refuse('You are the author: the pack is yours once published. Add the people who work on it with you.')
+  if (notOffered.has(lower)) return refuse(`${username} is in the list already.`)
   if (teamMembers().length >= maxTeam) {
-    return showFieldError('team', `At most ${maxTeam} people can be invited from here; invite more from the pack's team page once it is published.`, false)
+    return refuse(`At most ${maxTeam} people can be invited from here; invite more from the pack's team page once it is published.`)
   }
   teamList.append(teamPerson(username, 'uploader'))
   teamChanged()
   teamLive.textContent = `${username} added as uploader`
   edited('team')
+  return true
 }
 
 /**
@@ -107,12 +113,11 @@ async function addTyped(typed: string): Promise<void> {
   }
   const match = found.find((s) => s.username.toLowerCase() === typed.toLowerCase())
   if (!match) return showFieldError('team', `No account is named "${typed}".`)
-  // Still what the box says (not typed over meanwhile): emptied for the next name.
-  if (teamInput.value.trim() === typed) teamInput.value = ''
-  addToTeam(match.username)
+  // Added, and the box still says it (not typed over meanwhile): emptied for the next name.
+  if (addToTeam(match.username) && teamInput.value.trim() === typed) teamInput.value = ''
 }
 
-new UserPicker(teamInput, byId<HTMLUListElement>('team-options'), teamLive, notOffered, addToTeam)
+new UserPicker(teamInput, byId<HTMLUListElement>('team-options'), teamLive, notOffered, (username) => void addToTeam(username))
 teamChanged()
 
 teamInput.addEventListener('keydown', (event) => {
