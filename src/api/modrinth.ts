@@ -189,3 +189,95 @@ export const FileLinkQuery = Type.Object({
   signature: Type.String({ maxLength: 100 }),
   download: Type.Optional(Type.Literal('1', { description: 'As the file API\'s download=1: an attachment, counted as a download.' })),
 })
+
+// ---------------------------------------------------------------- search and tags
+
+/** Bounds on a search's facets (src/modrinth/facets.ts): more than a search box and its filters ever send is a 400. */
+export const MAX_FACET_GROUPS = 10
+export const MAX_FACET_VALUES = 20
+export const MAX_FACET_LENGTH = 200
+export const MAX_FACETS_TEXT = 10_000
+/** Modrinth's largest page. */
+export const MAX_SEARCH_LIMIT = 100
+
+export const SEARCH_INDEXES = ['relevance', 'downloads', 'follows', 'newest', 'updated'] as const
+
+const NotSupportedFilter = (name: string) => Type.Optional(Type.String({
+  maxLength: MAX_FACETS_TEXT,
+  description: `Modrinth's deprecated raw ${name} expressions: not supported here, so only an empty value is taken (some clients always send one); use facets.`,
+}))
+
+export const ModrinthSearchQuery = Type.Object({
+  query: Type.Optional(Type.String({ maxLength: 500, description: 'Words, searched as GET /api/packs/?q= searches them (prefixes, typos, ranked); none: every listed pack.' })),
+  facets: Type.Optional(Type.String({
+    maxLength: MAX_FACETS_TEXT,
+    description: 'A JSON array of OR-groups that are ANDed, each an array of "type:value" strings, e.g. '
+      + '[["categories:adventure","categories:magic"],["versions:1.21.4"],["project_type:resourcepack"]]. Types: '
+      + '`categories` (a category key, a tag name in any case, or a loader: "minecraft" for resource packs, "datapack" for data packs), '
+      + '`versions` (a Minecraft release name; `game_versions` too), `project_type` ("resourcepack" or "datapack"; `project_types` too), '
+      + '`author` (the owner\'s username). A value that names nothing here matches no pack. Only ":" (or "=") is taken: Modrinth\'s '
+      + `!=, <, <=, > and >= are a 400, as are other types, bad JSON, more than ${MAX_FACET_GROUPS} groups or ${MAX_FACET_VALUES} values in a group, `
+      + 'and a group mixing versions with another type.',
+  })),
+  index: Type.Optional(Type.Union(SEARCH_INDEXES.map((index) => Type.Literal(index)), {
+    description: 'The order: relevance (the default; with no query words, most downloaded first), downloads, follows (this site has no '
+      + 'followers: as downloads), newest (most recently published first), updated (most recently updated first).',
+  })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, description: 'Hits to skip. The first 1,000 hits are reachable, as in the packs listing.' })),
+  limit: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_SEARCH_LIMIT, description: `Hits per answer: 10 by default, at most ${MAX_SEARCH_LIMIT} as on Modrinth.` })),
+  filter: NotSupportedFilter('filter'),
+  filters: NotSupportedFilter('filters'),
+})
+
+export const ModrinthSearchHit = Type.Object({
+  project_id: Type.String({ description: 'The pack\'s 8-character id.' }),
+  project_type: Type.Union([Type.Literal('resourcepack'), Type.Literal('datapack')], { description: 'As the project\'s: by its newest version\'s kind.' }),
+  slug: Type.String({ description: '"namespace:pack_id".' }),
+  author: Type.String({ description: 'The owner\'s username.' }),
+  title: Type.String(),
+  description: Type.String({ description: 'The summary.' }),
+  categories: Type.Array(Type.String(), { description: 'The category key, the tags, then the loaders ("minecraft", "datapack"), as Modrinth\'s v2 search lists loaders among categories.' }),
+  display_categories: Type.Array(Type.String(), { description: 'The same as categories (this site has no additional categories).' }),
+  versions: Type.Array(Type.String(), { description: 'The Minecraft releases its versions run on, oldest first.' }),
+  downloads: Type.Integer(),
+  follows: Type.Integer({ description: 'This site has no followers: 0.' }),
+  icon_url: Type.String({ description: 'The thumbnail\'s absolute signed link, or "" when there is none (as Modrinth\'s v2 search gives it).' }),
+  date_created: Type.String({ format: 'date-time' }),
+  date_modified: Type.String({ format: 'date-time' }),
+  latest_version: Type.String({ description: 'The id of the newest version that is not yanked.' }),
+  license: Type.String({ description: 'A pack names no licence here: "LicenseRef-Unknown".' }),
+  client_side: Type.String(),
+  server_side: Type.String(),
+  gallery: Type.Array(Type.String(), { description: 'The images among the pack\'s media, absolute signed links.' }),
+  featured_gallery: Type.Null({ description: 'No image is featured here.' }),
+  color: Type.Null(),
+}, { title: 'ModrinthSearchHit' })
+export type ModrinthSearchHitBody = Static<typeof ModrinthSearchHit>
+
+export const ModrinthSearchResults = Type.Object({
+  hits: Type.Array(ModrinthSearchHit),
+  offset: Type.Integer(),
+  limit: Type.Integer(),
+  total_hits: Type.Integer({ description: 'How many packs match, counted up to 1,000 (as the packs listing counts a search).' }),
+}, { title: 'ModrinthSearchResults' })
+
+export const ModrinthCategoryTag = Type.Object({
+  icon: Type.String({ description: 'An SVG: a dot in the category\'s colour.' }),
+  name: Type.String({ description: 'What a `categories` facet takes and a project\'s categories list: a category key or a tag name.' }),
+  project_type: Type.Union([Type.Literal('resourcepack'), Type.Literal('datapack')], { description: 'Each entry is listed once per project type: categories and tags apply to both kinds of pack.' }),
+  header: Type.String({ description: '"categories" for a category; for a tag, the key of its category (the group a launcher shows it under).' }),
+}, { title: 'ModrinthCategoryTag' })
+export type ModrinthCategoryTagBody = Static<typeof ModrinthCategoryTag>
+
+export const ModrinthGameVersionTag = Type.Object({
+  version: Type.String({ description: 'A Minecraft release this site knows.' }),
+  version_type: Type.Literal('release', { description: 'Only releases: the site knows no snapshots.' }),
+  date: Type.Null({ description: 'This site keeps no release dates: null (the list is newest first, as Modrinth\'s is).' }),
+  major: Type.Boolean({ description: 'true for a release of two numbers (1.21, 26.1), the first of its line.' }),
+}, { title: 'ModrinthGameVersionTag' })
+export type ModrinthGameVersionTagBody = Static<typeof ModrinthGameVersionTag>
+
+export const GameVersionTagQuery = Type.Object({
+  type: Type.Optional(Type.String({ maxLength: 20, description: 'Only versions of this type ("release"; any other: none).' })),
+  major: Type.Optional(Type.Boolean({ description: 'Only major (true) or minor (false) releases.' })),
+})

@@ -1,5 +1,7 @@
 // Packs and versions in Modrinth's v2 shapes (src/api/modrinth.ts).
-import { MODRINTH_PERMISSION, type ModrinthProjectBody, type ModrinthTeamMemberBody, type ModrinthVersionBody } from '../api/modrinth.js'
+import {
+  MODRINTH_PERMISSION, type ModrinthCategoryTagBody, type ModrinthProjectBody, type ModrinthSearchHitBody, type ModrinthTeamMemberBody, type ModrinthVersionBody,
+} from '../api/modrinth.js'
 import type { FileUrls } from '../http/urls.js'
 import type { PackDetail, VersionRecord } from '../packs/repository.js'
 import { may, type PackAction, type PackTeam } from '../packs/policy.js'
@@ -89,6 +91,67 @@ export function toModrinthProject(pack: PackDetail, urls: FileUrls, origin: stri
       }),
     color: null,
   }
+}
+
+/**
+ * A pack as one of Modrinth's search hits: what its project says (so a hit and
+ * GET /v2/project/{id} agree), in the search's flatter shape. The pack is one
+ * the search listed, so it has a version that is not yanked.
+ */
+export function toModrinthSearchHit(pack: PackDetail, urls: FileUrls, origin: string): ModrinthSearchHitBody {
+  const project = toModrinthProject(pack, urls, origin)
+  // Modrinth's v2 search lists the loaders among the categories (a `categories:datapack` facet finds data packs).
+  const categories = [...new Set([...project.categories, ...project.loaders])]
+  const latest = pack.versions.find((version) => !version.yanked) ?? pack.versions[0]
+  return {
+    project_id: project.id,
+    project_type: project.project_type,
+    slug: project.slug,
+    author: pack.owner,
+    title: project.title,
+    description: project.description,
+    categories,
+    display_categories: categories,
+    versions: project.game_versions,
+    downloads: project.downloads,
+    follows: 0,
+    // Modrinth's v2 search gives "" for a project without an icon, not null.
+    icon_url: project.icon_url ?? '',
+    date_created: project.published,
+    date_modified: project.updated,
+    latest_version: latest === undefined ? '' : idOf(latest),
+    license: project.license.id,
+    client_side: project.client_side,
+    server_side: project.server_side,
+    gallery: project.gallery.map((image) => image.url),
+    featured_gallery: null,
+    color: null,
+  }
+}
+
+/** A category's icon: a dot in its colour (a colour is #rrggbb, checked when the category is made). */
+function dotIcon(color: string): string {
+  const fill = /^#[0-9a-f]{6}$/i.test(color) ? color : '#888888'
+  return `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24"><circle cx="12" cy="12" r="8" fill="${fill}"/></svg>`
+}
+
+const PROJECT_TYPES = ['resourcepack', 'datapack'] as const
+
+/**
+ * Modrinth's category tags: each category (header "categories") and each tag
+ * (under its category's key), once per project type, as Modrinth lists a
+ * category for every project type it applies to and launchers filter the
+ * list by the type they browse.
+ */
+export function toModrinthCategoryTags(found: {
+  categories: ReadonlyArray<{ key: string; color: string }>
+  tags: ReadonlyArray<{ name: string; categoryKey: string; color: string }>
+}): ModrinthCategoryTagBody[] {
+  const entries = [
+    ...found.categories.map((category) => ({ name: category.key, header: 'categories', icon: dotIcon(category.color) })),
+    ...found.tags.map((tag) => ({ name: tag.name, header: tag.categoryKey, icon: dotIcon(tag.color) })),
+  ]
+  return PROJECT_TYPES.flatMap((projectType) => entries.map((entry) => ({ ...entry, project_type: projectType })))
 }
 
 /** Each Modrinth permission bit and the policy's action it stands for; Packs has no analytics or payouts to grant. */

@@ -65,3 +65,63 @@ export async function findTeamUsers(db: Db, userIds: readonly string[]): Promise
   const rows = await db.selectFrom('users').select(['id', 'username', 'created_at', 'is_staff']).where('id', 'in', [...userIds]).execute()
   return new Map(rows.map((row) => [row.id, { id: row.id, username: row.username, createdAt: row.created_at, isStaff: Number(row.is_staff) === 1 }]))
 }
+
+/** Which of these category keys (lower case) exist. */
+export async function findCategoryKeys(db: Db, keys: readonly string[]): Promise<Set<string>> {
+  if (keys.length === 0) return new Set()
+  const rows = await db.selectFrom('categories').select('key').where('key', 'in', [...keys]).execute()
+  return new Set(rows.map((row) => row.key))
+}
+
+/** Which of these tag names (lower case) exist, in lower case. */
+export async function findTagNames(db: Db, lowerNames: readonly string[]): Promise<Set<string>> {
+  if (lowerNames.length === 0) return new Set()
+  const rows = await db.selectFrom('tags').select('name_lower').where('name_lower', 'in', [...lowerNames]).execute()
+  return new Set(rows.map((row) => row.name_lower))
+}
+
+/** The user id of each of these usernames (lower case) that exists. */
+export async function findUserIds(db: Db, lowerNames: readonly string[]): Promise<Map<string, string>> {
+  if (lowerNames.length === 0) return new Map()
+  const rows = await db.selectFrom('users').select(['id', 'username_lower']).where('username_lower', 'in', [...lowerNames]).execute()
+  return new Map(rows.map((row) => [row.username_lower, row.id]))
+}
+
+/** The kinds ('resource', 'data') each pack's public (not yanked) versions declare; a version of no single kind adds none. */
+export async function publicKindsOf(db: Db, packRowIds: readonly string[]): Promise<Map<string, Set<string>>> {
+  const out = new Map<string, Set<string>>()
+  if (packRowIds.length === 0) return out
+  const rows = await db
+    .selectFrom('versions')
+    .innerJoin('files', 'files.id', 'versions.file_id')
+    .select(['versions.pack_id', 'files.pack_kind'])
+    .distinct()
+    .where('versions.pack_id', 'in', [...packRowIds])
+    .where('versions.yanked_at', 'is', null)
+    .where('files.pack_kind', 'is not', null)
+    .execute()
+  for (const row of rows) {
+    const kinds = out.get(row.pack_id) ?? new Set<string>()
+    kinds.add(row.pack_kind!)
+    out.set(row.pack_id, kinds)
+  }
+  return out
+}
+
+/** Every category, and every tag with its category's key and name, for Modrinth's category tags. */
+export async function listCategoriesAndTags(db: Db): Promise<{
+  categories: Array<{ key: string; name: string; color: string }>
+  tags: Array<{ name: string; categoryKey: string; categoryName: string; color: string }>
+}> {
+  const [categories, tags] = await Promise.all([
+    db.selectFrom('categories').select(['key', 'name', 'color']).orderBy('key').execute(),
+    db
+      .selectFrom('tags')
+      .innerJoin('categories', 'categories.id', 'tags.category_id')
+      .select(['tags.name', 'categories.key', 'categories.name as category_name', 'categories.color'])
+      .orderBy('categories.key')
+      .orderBy('tags.name_lower')
+      .execute(),
+  ])
+  return { categories, tags: tags.map((t) => ({ name: t.name, categoryKey: t.key, categoryName: t.category_name, color: t.color })) }
+}
