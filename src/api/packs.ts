@@ -114,6 +114,16 @@ export const PackSummary = Type.Object(
   { title: 'PackSummary' },
 )
 
+const FacetOptions = Type.Array(Type.Object({ value: Type.String(), count: Type.Integer() }))
+
+export const PackFacets = Type.Object({
+  kind: FacetOptions,
+  mc: Type.Array(Type.Object({ value: Type.String(), count: Type.Integer() }), { description: 'Minecraft releases, newest first.' }),
+  categories: Type.Array(Type.Object({ value: Type.String(), count: Type.Integer() }), { description: 'Category keys, most packs first.' }),
+  tags: Type.Array(Type.Object({ value: Type.String(), count: Type.Integer() }), { description: 'The 30 tags on most of the packs found.' }),
+  updated: Type.Array(Type.Object({ value: Type.String(), count: Type.Integer() }), { description: 'week, month and year.' }),
+}, { title: 'PackFacets', description: 'Each option\'s count is how many packs the search would find with that option chosen and the other filters as they are.' })
+
 export const PackList = Type.Object(
   {
     items: Type.Array(PackSummary),
@@ -124,6 +134,7 @@ export const PackList = Type.Object(
       description: 'True when a title search matches more packs than the 1,000 it counts and pages through (total is then 1,000, and pages '
         + 'past them are empty): narrow the search, or add a tag or category.',
     }),
+    facets: Type.Optional(PackFacets),
   },
   { title: 'PackList' },
 )
@@ -143,13 +154,41 @@ export const PackParams = Type.Object({
 export const MAX_PAGE = 100_000
 
 export const PackListQuery = Type.Object({
-  q: Type.Optional(Type.String({ maxLength: MAX_SEARCH_LENGTH, description: 'Part of the title, case-insensitive; the first 1,000 matches are counted and paged (total_capped).' })),
+  q: Type.Optional(Type.String({
+    maxLength: MAX_SEARCH_LENGTH,
+    description: 'Words to search for, in any case and with or without accents: in the title, the owner\'s and team\'s usernames, '
+      + 'tags, category, summary and description, most relevant first (unless sort says otherwise). Each word also matches as the '
+      + 'start of a word ("drag" finds "Dragon"); a word of 5 letters or more that finds nothing as typed matches words one typing '
+      + 'mistake away, 9 or more two ("dargon" finds "Dragon"). Every word must match. The first 1,000 matches are counted and '
+      + 'paged (total_capped).',
+  })),
   tag: Type.Optional(Type.String({ description: 'Only packs with this tag (name, case-insensitive).' })),
   category: Type.Optional(Type.String({ description: 'Only packs in this category (key).' })),
   member: Type.Optional(Type.String({ maxLength: 64, description: 'Only packs this user (username, case-insensitive) owns or is in the team of.' })),
-  sort: Type.Optional(Type.Union([Type.Literal('updated'), Type.Literal('downloads'), Type.Literal('created')], {
-    default: 'updated',
-    description: 'updated: most recently updated first; downloads: most downloaded first; created: newest packs first.',
+  owner: Type.Optional(Type.String({ maxLength: 64, description: 'Only packs this user (username, case-insensitive) owns.' })),
+  kind: Type.Optional(Type.Union([Type.Literal('resource'), Type.Literal('data')], {
+    description: 'Only resource packs or data packs: packs with a public (not yanked) version of that kind.',
+  })),
+  mc: Type.Optional(Type.String({
+    maxLength: 40,
+    description: 'Only packs with a public version that runs on this Minecraft release (1.21.4) or on one in this range: '
+      + '>=1.21, >1.21, <=1.20.6, <1.21, or 1.20.1..1.21.4 (both ends included).',
+  })),
+  categories: Type.Optional(Type.String({ maxLength: 1000, description: 'Category keys, comma-separated: packs in any of them.' })),
+  tags: Type.Optional(Type.String({ maxLength: 1000, description: 'Tag names, comma-separated: packs with all of them.' })),
+  updated: Type.Optional(Type.Union([Type.Literal('week'), Type.Literal('month'), Type.Literal('year')], {
+    description: 'Only packs updated in the last 7, 30 or 365 days.',
+  })),
+  facets: Type.Optional(Type.Boolean({
+    description: 'true: the answer also has facets, each filter\'s options with how many packs each would leave with the '
+      + 'other filters as they are.',
+  })),
+  sort: Type.Optional(Type.Union([
+    Type.Literal('relevance'), Type.Literal('updated'), Type.Literal('downloads'), Type.Literal('trending'), Type.Literal('created'), Type.Literal('title'),
+  ], {
+    description: 'relevance: best match first (the default when q has words); updated: most recently updated first (the default '
+      + 'otherwise); downloads: most downloaded first; trending: most downloads in the last 7 days first; created: newest packs '
+      + 'first; title: by title, A to Z.',
   })),
   page: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1 })),
   per_page: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PACKS_PER_PAGE, default: PACKS_PER_PAGE })),

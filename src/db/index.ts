@@ -5,7 +5,7 @@ import path from 'node:path'
 import type SQLite from 'better-sqlite3'
 // Kysely's dialects are plain classes that take a driver; the drivers
 // themselves (pg, better-sqlite3) are imported only for the URL that needs one.
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Driver, type Migration, type MigrationProvider } from 'kysely'
+import { Kysely, Migrator, PostgresDialect, SqliteAdapter, SqliteDialect, sql, type Driver, type Migration, type MigrationProvider } from 'kysely'
 import { ConfigError } from '../config/index.js'
 import { PRIVATE_DIR, PRIVATE_FILE, tightenMode } from '../config/file-modes.js'
 import type { Database } from './schema.js'
@@ -18,6 +18,7 @@ import * as tagUses from './migrations/2026_11_26_0006_tag_uses.js'
 import * as packListing from './migrations/2026_11_26_0007_pack_listing.js'
 import * as archiveClaims from './migrations/2026_11_28_0008_archive_claims.js'
 import * as packTeams from './migrations/2026_11_28_0009_pack_teams.js'
+import * as packSearch from './migrations/2026_11_28_0010_pack_search.js'
 
 export type Db = Kysely<Database>
 
@@ -37,6 +38,7 @@ function migrationsFor(engine: Engine): Record<string, Migration> {
     '2026_11_26_0007_pack_listing': { up: (db) => packListing.up(db, engine), down: (db) => packListing.down(db, engine) },
     '2026_11_28_0008_archive_claims': { up: archiveClaims.up, down: archiveClaims.down },
     '2026_11_28_0009_pack_teams': { up: packTeams.up, down: packTeams.down },
+    '2026_11_28_0010_pack_search': { up: (db) => packSearch.up(db, engine), down: (db) => packSearch.down(db, engine) },
   }
 }
 
@@ -47,7 +49,7 @@ export const MIGRATION_NAMES: readonly string[] = Object.keys(migrationsFor('sql
  * Every table (and view) this release's migrations create, with Kysely's own
  * two, on each engine: what `packs restore` accepts in a target database, where
  * anything else is another application's. SQLite also has the title search's
- * FTS5 table and the shadow tables SQLite keeps for it. Add a new migration's
+ * FTS5 tables and the shadow tables SQLite keeps for it. Add a new migration's
  * tables here: test/backends/packs-tables.test.ts compares this with what the
  * migrations really create, on both engines.
  */
@@ -55,11 +57,17 @@ export function packsTables(engine: Engine): ReadonlySet<string> {
   const shared = [
     'api_tokens', 'archive_claims', 'archive_permits', 'audit_log', 'categories', 'download_seen', 'drafts', 'files',
     'kysely_migration', 'kysely_migration_lock', 'pack_counts', 'pack_id_holds', 'pack_media', 'pack_members', 'pack_tags',
-    'pack_transfers', 'packs',
+    'pack_daily_downloads', 'pack_releases', 'pack_search', 'pack_transfers', 'packs', 'search_terms',
     'sessions', 'settings', 'tags', 'token_packs', 'uploads', 'users', 'versions',
   ]
-  const sqliteOnly = ['', '_config', '_content', '_data', '_docsize', '_idx'].map((suffix) => `packs_title_search${suffix}`)
+  const sqliteOnly = ['packs_title_search', 'pack_text']
+    .flatMap((table) => ['', '_config', '_content', '_data', '_docsize', '_idx'].map((suffix) => `${table}${suffix}`))
   return new Set(engine === 'sqlite' ? [...shared, ...sqliteOnly] : shared)
+}
+
+/** The engine under a database or one of its transactions. */
+export function engineOf(db: Db): Engine {
+  return db.getExecutor().adapter instanceof SqliteAdapter ? 'sqlite' : 'postgres'
 }
 
 // Which engine each opened database runs on, for migrateToLatest.

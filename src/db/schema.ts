@@ -236,6 +236,37 @@ export interface DownloadSeenTable {
   client: string
 }
 
+/** What search reads from a pack's public versions (migration 0010); PostgreSQL also keeps the text document here. */
+export interface PackSearchTable {
+  pack_row_id: string
+  public_versions: number
+  /** Bit 1: a public version is a resource pack; bit 2: a data pack. */
+  kinds: number
+  /** Downloads counted in the last 7 days (pack_daily_downloads), for the trending sort. */
+  trending: Generated<number>
+  /** The indexed document's distinct words, space-separated. */
+  terms: string
+}
+
+/** A Minecraft release one of the pack's public versions runs on. */
+export interface PackReleasesTable {
+  pack_row_id: string
+  release: string
+}
+
+/** A word of the search documents and how many packs use it: typo tolerance's vocabulary. */
+export interface SearchTermsTable {
+  term: string
+  docs: number
+}
+
+/** Counted downloads of a pack on one UTC day. */
+export interface PackDailyDownloadsTable {
+  pack_row_id: string
+  day: string
+  downloads: number
+}
+
 export interface Database {
   users: UsersTable
   api_tokens: ApiTokensTable
@@ -256,6 +287,10 @@ export interface Database {
   archive_claims: ArchiveClaimsTable
   archive_permits: ArchivePermitsTable
   pack_members: PackMembersTable
+  pack_search: PackSearchTable
+  pack_releases: PackReleasesTable
+  search_terms: SearchTermsTable
+  pack_daily_downloads: PackDailyDownloadsTable
   pack_transfers: PackTransfersTable
   audit_log: AuditLogTable
   download_seen: DownloadSeenTable

@@ -21,7 +21,7 @@
 import type { Db } from '../db/index.js'
 import { clientKey } from '../auth/addresses.js'
 import { hmacHex } from '../auth/secrets.js'
-import { addPackDownloads, addVersionDownloads, insertSeen, type SeenRow } from './repository.js'
+import { addPackDayDownloads, addPackDownloads, addVersionDownloads, insertSeen, type SeenRow } from './repository.js'
 
 /** Distinct (day, version, client) waiting to be written; about 200 bytes each, so a few MiB at the bound. */
 export const DEFAULT_MAX_PENDING = 20_000
@@ -154,14 +154,20 @@ export class DownloadCounter {
     const packOf = new Map(chunk.map((d) => [d.version_id, d.pack_id]))
     return this.options.db.transaction().execute(async (trx) => {
       const fresh = await insertSeen(trx, chunk.map(({ day, version_id, client }) => ({ day, version_id, client })))
-      const perVersion = tally(fresh)
+      const perVersion = tally(fresh.map((row) => row.version_id))
       const perPack = new Map<string, number>()
       for (const [versionId, n] of perVersion) {
         const packRowId = packOf.get(versionId)!
         perPack.set(packRowId, (perPack.get(packRowId) ?? 0) + n)
       }
+      // Per pack and day as well: trending adds up the last 7 days.
+      const perPackDay = tally(fresh.map((row) => `${packOf.get(row.version_id)!} ${row.day}`))
       for (const versionId of [...perVersion.keys()].sort()) await addVersionDownloads(trx, versionId, perVersion.get(versionId)!)
       for (const packRowId of [...perPack.keys()].sort()) await addPackDownloads(trx, packRowId, perPack.get(packRowId)!)
+      for (const key of [...perPackDay.keys()].sort()) {
+        const [packRowId, day] = key.split(' ') as [string, string]
+        await addPackDayDownloads(trx, packRowId, day, perPackDay.get(key)!)
+      }
       return fresh.length
     })
   }

@@ -11,21 +11,20 @@ export interface SeenRow {
 }
 
 /**
- * Marks the rows as seen and returns the version ids of those that were new
- * (once per new row). ON CONFLICT DO NOTHING with RETURNING gives only the
+ * Marks the rows as seen and returns the version ids (and days) of those that
+ * were new (once per new row). ON CONFLICT DO NOTHING with RETURNING gives only the
  * rows this statement inserted, on SQLite (3.35+) and PostgreSQL alike: a
  * (day, version, client) another instance, or this one before a restart,
  * already wrote is not counted again.
  */
-export async function insertSeen(db: Db, rows: readonly SeenRow[]): Promise<string[]> {
+export async function insertSeen(db: Db, rows: readonly SeenRow[]): Promise<Array<{ version_id: string; day: string }>> {
   if (rows.length === 0) return []
-  const inserted = await db
+  return db
     .insertInto('download_seen')
     .values([...rows])
     .onConflict((oc) => oc.columns(['day', 'version_id', 'client']).doNothing())
-    .returning('version_id')
+    .returning(['version_id', 'day'])
     .execute()
-  return inserted.map((r) => r.version_id)
 }
 
 /** Adds `count` downloads to a version; a version deleted meanwhile is simply not there. */
@@ -36,6 +35,18 @@ export async function addVersionDownloads(db: Db, versionId: string, count: numb
 /** Adds `count` downloads to a pack (by its row id). */
 export async function addPackDownloads(db: Db, packRowId: string, count: number): Promise<void> {
   await db.updateTable('packs').set({ downloads: sql`downloads + ${count}` }).where('id', '=', packRowId).execute()
+}
+
+/**
+ * Adds `count` downloads to a pack's UTC day (pack_daily_downloads, migration
+ * 0010) and to its trending figure, the last 7 days' sum that the search's
+ * trending sort reads; the sweep lets old days go (src/packs/search-service.ts).
+ */
+export async function addPackDayDownloads(db: Db, packRowId: string, day: string, count: number): Promise<void> {
+  await db.insertInto('pack_daily_downloads').values({ pack_row_id: packRowId, day, downloads: count })
+    .onConflict((oc) => oc.columns(['pack_row_id', 'day']).doUpdateSet({ downloads: sql`pack_daily_downloads.downloads + ${count}` }))
+    .execute()
+  await db.updateTable('pack_search').set({ trending: sql`trending + ${count}` }).where('pack_row_id', '=', packRowId).execute()
 }
 
 /**

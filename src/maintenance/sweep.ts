@@ -13,6 +13,7 @@ import { purgeUploads } from '../uploads/service.js'
 import { listAbandonedDraftIds } from '../drafts/repository.js'
 import { purgeDrafts } from '../drafts/service.js'
 import { deleteSeenBefore } from '../downloads/repository.js'
+import { indexMissingPacks, moveTrendingWindow } from '../packs/search-service.js'
 import { utcDay } from '../downloads/counter.js'
 import { deleteLapsed } from '../packs/team-repository.js'
 
@@ -90,6 +91,10 @@ export function startSweeper({ db, store, draftTtlMs, intervalMs, orphanGraceMs,
         const downloadMarks = await deleteSeenBefore(db, utcDay(now() - 24 * 60 * 60 * 1000))
         // Lapsed team invitations and ownership offers grant nothing already; removing them keeps the tables small.
         const invitations = await deleteLapsed(db, nowIso(now()))
+        // Search: trending counts the last 7 days; packs moved in by import or restore get their index entries.
+        await moveTrendingWindow(db, utcDay(now()))
+        const indexed = await indexMissingPacks(db)
+        if (indexed > 0) log.info({ packs: indexed }, 'indexed packs for search that had no entry (moved in by import or restore)')
         if (swept.uploads || swept.drafts || sessions || downloadMarks || invitations) {
           log.info({ ...swept, sessions, download_marks: downloadMarks, invitations },
             'swept expired uploads, drafts, sessions, old download marks and lapsed team invitations and offers')

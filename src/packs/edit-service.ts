@@ -24,6 +24,7 @@ import {
   findCategoryByKey, findOwnedUploads, findTagsNamed, loadEditableState, lockPackAtRevision, packRevision, replacePackMedia,
   replacePackTags, updatePackFields, type ConsumableUpload, type EditableState,
 } from './edit-repository.js'
+import { reindexPack } from './search-service.js'
 
 /** An edit as the API takes it (EditPackBody): fields left out stay as they are. */
 export interface PackEdit {
@@ -262,6 +263,7 @@ export async function editPack(
     const unused = await filesNotInUse(trx, p.released)
     await deleteFileRows(trx, unused.map((f) => f.id))
     await recordAudit(trx, actor, 'pack.edit', packTarget(pack.namespace, pack.packId), p.audit)
+    await reindexPack(trx, pack.id)
     return { storageKeys: unused.map((f) => f.storage_key), titleChanged: p.fields.title !== undefined }
   })
   // After the commit: a crash before this line leaves unreferenced bytes (the doctor removes them), never a row without its file.

@@ -22,6 +22,7 @@ import { INVITATION_DAYS } from './team-service.js'
 import { findUserRowByUsername } from '../accounts/users-repository.js'
 import type { Db } from '../db/index.js'
 import { packIdHeldUntil } from './versions-repository.js'
+import { reindexPack } from './search-service.js'
 
 /**
  * Turns the caller's draft into a pack and its first version, consuming the
@@ -114,6 +115,7 @@ export async function publishDraft(deps: PacksDeps, user: User, draftUuid: strin
       await deleteDraftRow(trx, draftId)
       await recordAudit(trx, user, 'pack.publish', packTarget(namespace, packId), { title, version: versionName })
       await inviteCoAuthors(trx, user, { id: packRowId, namespace, packId }, fields.team, (deps.clock ?? Date.now)())
+      await reindexPack(trx, packRowId)
       return extras.map((u) => u.storageKey)
     })
   } catch (error) {

@@ -614,3 +614,18 @@ export async function touchPackNow(db: Db, packRowId: string, now: string): Prom
   const row = await db.updateTable('packs').set({ updated_at: now }).where('id', '=', packRowId).returning('owner_id').executeTakeFirst()
   return row?.owner_id
 }
+
+/** Packs by row id as the listing shows them, in the order given; ids of packs gone meanwhile are left out. */
+export async function loadPackSummaries(db: Db, ids: readonly string[]): Promise<PackSummaryRecord[]> {
+  if (ids.length === 0) return []
+  const [rows, tags, latest] = await Promise.all([
+    selectPackBase(db).where('packs.id', 'in', [...ids]).execute(),
+    tagsOfPacks(db, ids),
+    latestVersionsOf(db, ids),
+  ])
+  const byId = new Map(rows.map((row) => [row.id, row]))
+  return ids.flatMap((id) => {
+    const row = byId.get(id)
+    return row ? [{ ...toPackRecord(row, tags.get(id) ?? []), latest: latest.get(id) ?? null }] : []
+  })
+}

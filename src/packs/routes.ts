@@ -9,6 +9,8 @@ import { NewVersionBody, Pack, PackList, PackListQuery, PackParams } from '../ap
 import { toPack, toPackSummary } from './mapper.js'
 import { fileUrls } from '../http/urls.js'
 import { addVersion, getPack, listPackPage } from './service.js'
+import { searchOf } from './search-query.js'
+import { searchPackPage } from './search-service.js'
 
 export default async function packsRoutes(app: App): Promise<void> {
   app.get('/api/packs/', {
@@ -22,11 +24,18 @@ export default async function packsRoutes(app: App): Promise<void> {
       response: { 200: PackList, ...errorResponses(400, 401) },
     },
   }, async (request) => {
-    const { q, tag, category, member } = request.query
-    const page = request.query.page ?? 1
-    const perPage = request.query.per_page ?? PACKS_PER_PAGE
-    const { items, total, capped } = await listPackPage(app.db, { q, tag, category, member }, page, perPage, request.query.sort ?? 'updated')
+    const query = request.query
+    const { q, tag, category, member } = query
+    const page = query.page ?? 1
+    const perPage = query.per_page ?? PACKS_PER_PAGE
     const urls = fileUrls(app.config, request)
+    const search = searchOf(query)
+    if (search) {
+      const { items, total, capped, facets } = await searchPackPage(app.db, search, page, perPage)
+      return { items: items.map((p) => toPackSummary(p, urls)), page, per_page: perPage, total, total_capped: capped, ...(facets ? { facets } : {}) }
+    }
+    const sort = query.sort === 'downloads' || query.sort === 'created' ? query.sort : 'updated'
+    const { items, total, capped } = await listPackPage(app.db, { tag, category, member }, page, perPage, sort)
     return { items: items.map((p) => toPackSummary(p, urls)), page, per_page: perPage, total, total_capped: capped }
   })
 

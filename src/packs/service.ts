@@ -23,6 +23,7 @@ import {
   insertVersion, listPacks, loadPackDetail, newestVersionCreatedAt, touchPackNow, versionNameTaken,
   type MediaRef, type PackDetail, type PackFilter, type PackRecord, type PackSort, type PackSummaryRecord, type VersionRecord, type Viewer,
 } from './repository.js'
+import { reindexPack } from './search-service.js'
 
 export type { MediaRef, PackDetail, PackFilter, PackRecord, PackSort, PackSummaryRecord, VersionRecord, Viewer }
 
@@ -246,6 +247,7 @@ async function recordVersion(db: Db, store: FileStore, input: NewVersion): Promi
         created_at: nowIso(createdAt),
       })
       await recordAudit(trx, input.actor, 'version.publish', versionTarget(input.namespace, input.packId, versionName), {})
+      await reindexPack(trx, input.packRowId)
     })
   } catch (error) {
     await store.delete(input.file.storageKey)

@@ -18,6 +18,7 @@ import {
   acceptInvitation, changeOwner, deleteMember, deleteTokenPacksOf, deleteTransfer, findMember, findTransfer, insertInvitation, listPendingFor,
   putTransfer, updateMemberRole, type PendingForUser, type TransferRow,
 } from './team-repository.js'
+import { reindexPack } from './search-service.js'
 
 /** How long an invitation, or an offer of ownership, waits for an answer. */
 export const INVITATION_DAYS = 14
@@ -75,6 +76,8 @@ export async function acceptInvite(deps: TeamDeps, actor: TeamActor, namespace: 
     if (!pack || !(await acceptInvitation(trx, pack.id, actor.id, now))) throw new NotFound('you have no invitation to this pack (it may have lapsed or been withdrawn)')
     const role = (await findMember(trx, pack.id, actor.id, now))!.role
     await recordAudit(trx, actor, 'team.accept', packTarget(pack.namespace, pack.packId), { role })
+    // Search finds a pack by its team's names.
+    await reindexPack(trx, pack.id)
   })
   return mustLoad(deps.db, namespace, packId)
 }
@@ -111,6 +114,7 @@ export async function removeFromTeam(deps: TeamDeps, actor: TeamActor, namespace
     if (transfer?.toUserId === target!.id) await deleteTransfer(trx, pack.id)
     const action = self ? (member.accepted ? 'team.leave' : 'team.decline') : (member.accepted ? 'team.remove' : 'team.withdraw')
     await recordAudit(trx, actor, action, packTarget(pack.namespace, pack.packId), { user: target!.username, role: member.role })
+    await reindexPack(trx, pack.id)
   })
 }
 
@@ -158,6 +162,7 @@ export async function acceptTransfer(deps: TeamDeps, actor: TeamActor, namespace
     const from = pack.owner
     await changeOwner(trx, pack.id, pack.ownerId, actor.id, now)
     await recordAudit(trx, actor, 'pack.transfer', packTarget(pack.namespace, pack.packId), { from, to: actor.username })
+    await reindexPack(trx, pack.id)
     key = { namespace: pack.namespace, packId: pack.packId }
   })
   // Nothing the update-check says names the owner, but a cached answer must not outlive a change of hands.

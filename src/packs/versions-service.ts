@@ -14,6 +14,7 @@ import { actorOf, getPack, packFor, refusalOf, type PackChanger, type PackDetail
 import { may, type PackAction } from './policy.js'
 import { releaseClaims } from './archive-claims.js'
 import { deleteVersionRow, findPackVersion, touchPack, updateVersion, type ManagedVersion } from './versions-repository.js'
+import { reindexPack } from './search-service.js'
 
 /** The longest changelog kept (Markdown), as for a new version's form field. */
 export const MAX_CHANGELOG_LENGTH = 20_000
@@ -68,6 +69,8 @@ export async function editVersion(
       const target = versionTarget(pack.namespace, pack.packId, version.name)
       if (changelogChanges) await recordAudit(trx, actor, 'version.edit', target, { changelog: 'changed' })
       if (yankChanges) await recordAudit(trx, actor, changes.yanked ? 'version.yank' : 'version.unyank', target, {})
+      // What the search's filters read: the pack's public versions.
+      if (yankChanges) await reindexPack(trx, pack.id)
     })
     if (yankChanges) await packChanged(deps.updateCheckCache, pack.namespace, pack.packId)
   }
@@ -90,6 +93,7 @@ export async function deleteVersion(deps: PacksDeps, actor: PackChanger, namespa
     const unused = await filesNotInUse(trx, [current.fileId])
     await deleteFileRows(trx, unused.map((f) => f.id))
     await recordAudit(trx, actor, 'version.delete', versionTarget(pack.namespace, pack.packId, current.name), { yanked: current.yanked })
+    await reindexPack(trx, pack.id)
     return unused.map((f) => f.storage_key)
   })
   // After the commit: a crash before this line leaves unreferenced bytes (the sweep's doctor removes them), never a row without its file.

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
 import { PostgresAdapter, sql } from 'kysely'
 import { SEARCH_LIMIT } from '../../src/packs/repository.js'
+import { indexMissingPacks } from '../../src/packs/search-service.js'
 import { insertRows } from '../../src/maintenance/transfer-repository.js'
 import { siteWith, type TestSite, type TestUser } from '../helpers/app.js'
 import { publishPack, seedTags, type PackJson } from '../helpers/packs.js'
@@ -77,13 +78,14 @@ describe('title search', () => {
 
   test('the index follows a title change and a deletion; short and special-character terms still match', async () => {
     const pack = await publishPack(site, owner, { title: 'Quixotic Lanterns' })
-    assert.deepEqual((await list({ q: 'xotic lan' })).items.map((p) => p.id), [`${pack.namespace}:${pack.pack_id}`])
+    assert.deepEqual((await list({ q: 'quix lant' })).items.map((p) => p.id), [`${pack.namespace}:${pack.pack_id}`])
     const renamed = await site.app.inject({ method: 'PATCH', url: packUrl(pack), headers: owner.headers, payload: { revision: pack.revision, title: 'Zephyrine Lamps' } })
     assert.equal(renamed.statusCode, 200, renamed.body)
     assert.equal((await list({ q: 'quixotic' })).total, 0, 'the old title no longer matches')
     assert.equal((await list({ q: 'ZEPHYRINE' })).total, 1, 'the new one does, in any case')
-    assert.equal((await list({ q: 'ze' })).total, 1, 'two letters: no trigram, still found')
-    assert.equal((await list({ q: 'ine L' })).total, 1)
+    assert.equal((await list({ q: 'ze' })).total, 1, 'two letters: the start of a word')
+    assert.equal((await list({ q: 'zeph LAMPS' })).total, 1)
+    assert.equal((await list({ q: 'ine L' })).total, 0, 'the middle of a word is no word')
     assert.equal(((await site.app.inject({ method: 'DELETE', url: packUrl(pack), headers: owner.headers })).statusCode), 204)
     assert.equal((await list({ q: 'zephyrine' })).total, 0)
   })
@@ -99,9 +101,15 @@ describe('title search', () => {
       hidden_at: null, short_id: null,
     }))
     await site.app.db.transaction().execute((trx) => insertRows(trx, 'packs', rows as never))
-    await publishPack(site, owner, { title: 'Commonplace but rare: Vexillology' })
+    // Search reads packs with a public version (and, as after an import, indexes rows it has not seen).
+    const version = (await publishPack(site, owner, { title: 'Commonplace but rare: Vexillology' })).versions[0]!
+    await site.app.db.insertInto('versions').values(rows.map((row) => ({
+      id: randomUUID(), pack_id: row.id, name: '1', changelog: '', pack_format: null,
+      file_id: (site.app.db.selectFrom('versions').select('file_id').where('id', '=', version.id)) as never, created_at: row.created_at,
+    }))).execute()
+    assert.equal(await indexMissingPacks(site.app.db), SEARCH_LIMIT + 50)
 
-    const first = await list({ q: 'commonplace' })
+    const first = await list({ q: 'commonplace', sort: 'updated' })
     assert.equal(first.total, SEARCH_LIMIT)
     assert.equal(first.total_capped, true)
     assert.equal(first.items[0]!.title, 'Commonplace but rare: Vexillology', 'newest first')
@@ -115,17 +123,18 @@ describe('title search', () => {
     assert.equal(unfiltered.total_capped, false)
     assert.ok(unfiltered.total > SEARCH_LIMIT, 'the listing without a search counts everything')
 
-    // Two characters: no trigram, so SQLite walks the listing SEARCH_WINDOW packs at a time. The answer must be
-    // what a full scan gives: every listed title containing "49", newest first (the oldest is in the last window).
+    // Two characters, as the start of a word: the answer must be what a full scan gives, every listed title with
+    // a word starting "49", newest first when sorted so.
     const everything: { id: string; title: string }[] = []
     for (let n = 1; ; n++) {
       const got = await list({ per_page: '100', page: String(n) })
       everything.push(...got.items)
       if (got.items.length < 100) break
     }
-    const expected = everything.filter((p) => p.title.toLowerCase().includes('49')).map((p) => p.id)
-    assert.ok(expected.includes('owner:common-1049'), 'the oldest match is in the listing\'s last window')
-    const short = await list({ q: '49', per_page: '100' })
+    const expected = everything.filter((p) => /\b49/.test(p.title)).map((p) => p.id)
+    assert.ok(expected.includes('owner:common-49') && expected.includes('owner:common-499'))
+    assert.ok(!expected.includes('owner:common-1049'), 'the middle of a word does not match')
+    const short = await list({ q: '49', per_page: '100', sort: 'updated' })
     assert.deepEqual([short.total, short.total_capped], [expected.length, false])
     assert.deepEqual(short.items.map((p) => p.id), expected)
     // The other orders walk their own keys (downloads, then updated; created): every download count here is 0
@@ -133,10 +142,10 @@ describe('title search', () => {
     for (const sort of ['downloads', 'created']) {
       assert.deepEqual((await list({ q: '49', per_page: '100', sort })).items.map((p) => p.id), expected, `sort=${sort}`)
     }
-    const shortCommon = await list({ q: 'ce' })
+    const shortCommon = await list({ q: 'co', sort: 'updated' })
     assert.deepEqual([shortCommon.total, shortCommon.total_capped], [SEARCH_LIMIT, true])
     assert.equal(shortCommon.items[0]!.title, 'Commonplace but rare: Vexillology', 'newest first')
-    assert.equal((await list({ q: 'ce', per_page: '100', page: String(SEARCH_LIMIT / 100) })).items.length, 100)
+    assert.equal((await list({ q: 'co', per_page: '100', page: String(SEARCH_LIMIT / 100) })).items.length, 100)
 
     const page = await site.app.inject({ url: '/?q=commonplace', headers: { ...site.gate, accept: 'text/html' } })
     assert.equal(page.statusCode, 200)
@@ -187,12 +196,13 @@ describe('heavy reads take turns (src/http/bulkhead.ts)', () => {
   })
 })
 
-test('a search with LIKE\'s special characters is matched literally, with the title index when it has a longer plain run', async () => {
+test('LIKE\'s and FTS5\'s special characters in a search are word separators, never wildcards or syntax', async () => {
   const pack = await publishPack(site, owner, { title: 'Zorblax 100%_Fresh\\Cut' })
   const id = `${pack.namespace}:${pack.pack_id}`
-  for (const q of ['100%_fresh\\cut', '%_Fresh', 'blax 100%', '0%_F']) {
+  for (const q of ['100%_fresh\\cut', '%_Fresh', 'zorb 100%', 'zorblax_', '"zorblax" (cut)*', "zorblax' | cut:*"]) {
     assert.deepEqual((await list({ q })).items.map((p) => p.id), [id], q)
   }
-  assert.equal((await list({ q: '100%-fresh' })).total, 0, '"%" is not a wildcard')
-  assert.equal((await list({ q: 'zorblax_' })).total, 0, '"_" is not a wildcard')
+  assert.equal((await list({ q: 'zor%lax' })).total, 0, '"%" is not a wildcard')
+  assert.equal((await list({ q: 'zorbl_x' })).total, 0, '"_" is not a wildcard')
+  assert.equal((await list({ q: 'zorblax OR nothingatall' })).total, 0, 'OR is a word to search for, not an operator')
 })

@@ -355,11 +355,11 @@ describe('GET /api/packs/', () => {
     assert.equal(after.items[0]!.latest_version.pack_format, 57)
   })
 
-  test('q searches titles case-insensitively; % and _ are literal', async () => {
+  test('q searches words in any case, each also as the start of a word; punctuation only separates words', async () => {
     assert.deepEqual(ids(await list({ q: 'CASTLE' })), ['frank:alpha-castles'])
-    assert.deepEqual(ids(await list({ q: '100%' })), ['gina:100-space_stuff'])
-    assert.deepEqual(ids(await list({ q: 'space_' })), ['gina:100-space_stuff'])
-    assert.equal((await list({ q: '%' })).total, 1)
+    assert.deepEqual(ids(await list({ q: 'stuff_ 100%' })), ['gina:100-space_stuff'], '"100%" and "stuff_" are the words 100 and stuff')
+    assert.equal((await list({ q: 'spa%e' })).total, 0, '"%" is no wildcard: the words "spa" and "e", and no pack has the word "e"')
+    assert.equal((await list({ q: '%' })).total, (await list()).total, 'no words: the whole listing')
     assert.equal((await list({ q: 'nothing matches' })).total, 0)
   })
 

@@ -1,0 +1,407 @@
+// The SQL of search (migration 0010; src/packs/search-service.ts decides what
+// to ask): writing a pack's entry in the index, the vocabulary that typo
+// tolerance reads, and the queries for hits, counts and facet counts. The
+// text match is the engine's own: an FTS5 MATCH with bm25() on SQLite, a
+// tsvector @@ tsquery with ts_rank() on PostgreSQL; every other condition is
+// the same SQL on both.
+import { sql, type RawBuilder } from 'kysely'
+import { engineOf, type Db, type Engine } from '../db/index.js'
+
+/** A pack's searchable text, already reduced to words (search-text.ts), one string per field. */
+export interface PackDocument {
+  title: string
+  names: string
+  tags: string
+  category: string
+  summary: string
+  description: string
+}
+
+/** What the filters read from a pack's public versions. */
+export interface PackFacts {
+  publicVersions: number
+  /** Bit 1 resource, bit 2 data. */
+  kinds: number
+  releases: readonly string[]
+}
+
+/** The fields' weights, most telling first: the title, then who made it, its tags, its category, the summary, the description. */
+const SQLITE_WEIGHTS = [10, 6, 4, 3, 2, 1] as const
+/** PostgreSQL has four weight classes, {D, C, B, A}: description; category and summary; names and tags; title. */
+const POSTGRES_WEIGHTS = '{0.1,0.25,0.5,1.0}'
+
+// ---------------------------------------------------------------- reading what a pack's entry is made of
+
+export interface PackSource {
+  searchSeq: number | null
+  title: string
+  summary: string
+  description: string
+  categoryKey: string | null
+  categoryName: string | null
+  owner: string
+  members: string[]
+  tags: string[]
+  versions: Array<{ kind: string | null; min_format: number | null; min_format_minor: number | null; max_format: number | null; max_format_minor: number | null; pack_format: number | null }>
+  terms: string | null
+}
+
+/** Everything a pack's index entry is made of; undefined when the pack is gone. */
+export async function readPackSource(db: Db, packRowId: string): Promise<PackSource | undefined> {
+  const pack = await db.selectFrom('packs')
+    .innerJoin('users', 'users.id', 'packs.owner_id')
+    .leftJoin('categories', 'categories.id', 'packs.category_id')
+    .leftJoin('pack_search', 'pack_search.pack_row_id', 'packs.id')
+    .select(['packs.search_seq', 'packs.title', 'packs.summary', 'packs.description', 'categories.key as category_key',
+      'categories.name as category_name', 'users.username as owner', 'pack_search.terms'])
+    .where('packs.id', '=', packRowId)
+    .executeTakeFirst()
+  if (!pack) return undefined
+  const [members, tags, versions] = await Promise.all([
+    db.selectFrom('pack_members').innerJoin('users', 'users.id', 'pack_members.user_id').select('users.username')
+      .where('pack_members.pack_row_id', '=', packRowId).where('pack_members.accepted_at', 'is not', null).execute(),
+    db.selectFrom('pack_tags').innerJoin('tags', 'tags.id', 'pack_tags.tag_id').select('tags.name')
+      .where('pack_tags.pack_id', '=', packRowId).execute(),
+    db.selectFrom('versions').innerJoin('files', 'files.id', 'versions.file_id')
+      .select(['files.pack_kind as kind', 'files.min_format', 'files.min_format_minor', 'files.max_format', 'files.max_format_minor', 'versions.pack_format'])
+      .where('versions.pack_id', '=', packRowId).where('versions.yanked_at', 'is', null).execute(),
+  ])
+  return {
+    searchSeq: pack.search_seq === null ? null : Number(pack.search_seq),
+    title: pack.title,
+    summary: pack.summary,
+    description: pack.description,
+    categoryKey: pack.category_key,
+    categoryName: pack.category_name,
+    owner: pack.owner,
+    members: members.map((m) => m.username),
+    tags: tags.map((t) => t.name),
+    versions,
+    terms: pack.terms ?? null,
+  }
+}
+
+// ---------------------------------------------------------------- writing a pack's entry
+
+/**
+ * Writes a pack's entry: its document, its facts and its releases, and moves
+ * the vocabulary's counts from the old words to the new. Run in the
+ * transaction of the change that made it necessary.
+ */
+export async function writePackEntry(db: Db, packRowId: string, searchSeq: number | null, document: PackDocument, facts: PackFacts,
+  oldTerms: readonly string[], newTerms: readonly string[]): Promise<void> {
+  const engine = engineOf(db)
+  const terms = newTerms.join(' ')
+  const row = { pack_row_id: packRowId, public_versions: facts.publicVersions, kinds: facts.kinds, terms }
+  await db.insertInto('pack_search').values(row)
+    .onConflict((oc) => oc.column('pack_row_id').doUpdateSet({ public_versions: facts.publicVersions, kinds: facts.kinds, terms }))
+    .execute()
+  if (engine === 'postgres') {
+    const weighted = (text: string, weight: string) => sql`setweight(to_tsvector('simple', ${text}), ${sql.lit(weight)})`
+    await sql`update pack_search set document =
+      ${weighted(document.title, 'A')} || ${weighted(`${document.names} ${document.tags}`, 'B')}
+      || ${weighted(`${document.category} ${document.summary}`, 'C')} || ${weighted(document.description, 'D')}
+      where pack_row_id = ${packRowId}`.execute(db)
+  } else if (searchSeq !== null) {
+    await sql`delete from pack_text where rowid = ${searchSeq}`.execute(db)
+    await sql`insert into pack_text (rowid, title, names, tags, category, summary, description)
+      values (${searchSeq}, ${document.title}, ${document.names}, ${document.tags}, ${document.category}, ${document.summary}, ${document.description})`.execute(db)
+  }
+  await db.deleteFrom('pack_releases').where('pack_row_id', '=', packRowId).execute()
+  if (facts.releases.length > 0) {
+    await db.insertInto('pack_releases').values(facts.releases.map((release) => ({ pack_row_id: packRowId, release }))).execute()
+  }
+  await moveTermCounts(db, oldTerms, newTerms)
+}
+
+/**
+ * The vocabulary's counts, from a document's old words to its new ones. In
+ * sorted order, so two transactions that change the same words take their
+ * row locks in the same order (PostgreSQL) and cannot deadlock.
+ */
+async function moveTermCounts(db: Db, oldTerms: readonly string[], newTerms: readonly string[]): Promise<void> {
+  const before = new Set(oldTerms)
+  const after = new Set(newTerms)
+  const gone = [...before].filter((t) => !after.has(t)).sort()
+  const added = [...after].filter((t) => !before.has(t)).sort()
+  for (const chunk of chunks(added, 200)) {
+    await db.insertInto('search_terms').values(chunk.map((term) => ({ term, docs: 1 })))
+      .onConflict((oc) => oc.column('term').doUpdateSet({ docs: sql`search_terms.docs + 1` }))
+      .execute()
+  }
+  for (const chunk of chunks(gone, 200)) {
+    await db.updateTable('search_terms').set({ docs: sql`docs - 1` }).where('term', 'in', chunk).execute()
+    await db.deleteFrom('search_terms').where('term', 'in', chunk).where('docs', '<=', 0).execute()
+  }
+}
+
+function chunks<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = []
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size))
+  return out
+}
+
+/** Packs not in the index yet (a site moved in by import or restore), after `after` in row id order. */
+export async function packsWithoutEntry(db: Db, after: string, limit: number): Promise<string[]> {
+  const rows = await db.selectFrom('packs').leftJoin('pack_search', 'pack_search.pack_row_id', 'packs.id')
+    .select('packs.id').where('pack_search.pack_row_id', 'is', null).where('packs.id', '>', after)
+    .orderBy('packs.id').limit(limit).execute()
+  return rows.map((r) => r.id)
+}
+
+// ---------------------------------------------------------------- the vocabulary
+
+/** Whether any word of the vocabulary starts with `prefix`. */
+export async function anyTermStartsWith(db: Db, prefix: string): Promise<boolean> {
+  const row = await db.selectFrom('search_terms').select('term')
+    .where('term', '>=', prefix).where('term', '<', `${prefix}\u{10FFFF}`).limit(1).executeTakeFirst()
+  return row !== undefined
+}
+
+/**
+ * Words of the vocabulary that may lie within `budget` edits of `word`: those
+ * starting with its first letter, or its second (a first letter dropped, or
+ * the first two swapped), of a length `budget` away at most; with how many
+ * packs use each. The caller measures the edit distance.
+ */
+export async function termsNear(db: Db, word: string, budget: number, limit: number): Promise<Array<{ term: string; docs: number }>> {
+  const letters = [...word]
+  const starts = [...new Set(letters.slice(0, 2))]
+  const min = letters.length - budget
+  const max = letters.length + budget
+  const rows = await db.selectFrom('search_terms').select(['term', 'docs'])
+    .where((eb) => eb.or(starts.map((start) => eb.and([eb('term', '>=', start), eb('term', '<', `${start}\u{10FFFF}`)]))))
+    .where(sql<boolean>`length(term) between ${min} and ${max}`)
+    .orderBy('docs', 'desc').orderBy('term').limit(limit).execute()
+  return rows.map((r) => ({ term: r.term, docs: Number(r.docs) }))
+}
+
+/** How many packs are indexed, and how many use each of `terms`: what a word's rarity is measured against. */
+export async function termDocs(db: Db, terms: readonly string[]): Promise<{ packs: number; docs: Map<string, number> }> {
+  const [count, rows] = await Promise.all([
+    db.selectFrom('pack_search').select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow(),
+    terms.length === 0 ? [] : db.selectFrom('search_terms').select(['term', 'docs']).where('term', 'in', [...terms]).execute(),
+  ])
+  return { packs: Number(count.n), docs: new Map(rows.map((r) => [r.term, Number(r.docs)])) }
+}
+
+// ---------------------------------------------------------------- the query
+
+/** One query word's alternatives: the word as a prefix (or exactly, for one letter), and words near it. */
+export interface WordMatch {
+  prefix: string | null
+  exact: string[]
+  /** How much a match of this word counts toward a pack's rank (rarer words more). */
+  weight: number
+}
+
+/** What a search asks, as plain values (the service resolves names to ids first). */
+export interface SearchQuery {
+  words: WordMatch[]
+  /** Hidden packs, disabled owners' packs and packs with no public version too (an owner's own profile, staff). */
+  includeHidden: boolean
+  ownerId?: string | undefined
+  memberId?: string | undefined
+  /** Kind bits (1 resource, 2 data), any of. */
+  kinds?: number[] | undefined
+  /** Release names: each list any of, the lists all of. */
+  releases?: string[][] | undefined
+  /** Category ids, any of. */
+  categoryIds?: string[] | undefined
+  /** Tag ids, all of. */
+  tagIds?: string[] | undefined
+  updatedSince?: string | undefined
+}
+
+/** A search's conditions, each a piece of SQL over `packs` and `pack_search`, by the facet it belongs to. */
+interface SearchConditions {
+  words: WordMatch[]
+  /** Conditions that are not a facet (visibility, owner, member). */
+  always: RawBuilder<boolean>[]
+  kind?: RawBuilder<boolean> | undefined
+  mc?: RawBuilder<boolean> | undefined
+  categories?: RawBuilder<boolean> | undefined
+  tags?: RawBuilder<boolean> | undefined
+  updated?: RawBuilder<boolean> | undefined
+}
+
+const NOTHING = sql<boolean>`1 = 0`
+
+function conditionsOf(query: SearchQuery): SearchConditions {
+  const always: RawBuilder<boolean>[] = []
+  if (!query.includeHidden) always.push(LISTED_WITH_VERSIONS)
+  if (query.ownerId !== undefined) always.push(sql<boolean>`packs.owner_id = ${query.ownerId}`)
+  if (query.memberId !== undefined) {
+    // Owned, or in the team (accepted): by the packs_owner and pack_members_user indexes.
+    always.push(sql<boolean>`(packs.owner_id = ${query.memberId} or packs.id in (select pack_row_id from pack_members
+      where user_id = ${query.memberId} and accepted_at is not null))`)
+  }
+  const conditions: SearchConditions = { words: query.words, always }
+  if (query.kinds !== undefined) {
+    conditions.kind = query.kinds.length === 0 ? NOTHING
+      : sql<boolean>`(${sql.join(query.kinds.map((bit) => sql`(pack_search.kinds & ${sql.lit(bit)}) = ${sql.lit(bit)}`), sql` or `)})`
+  }
+  if (query.releases !== undefined) {
+    conditions.mc = query.releases.some((group) => group.length === 0) ? NOTHING
+      : sql<boolean>`${sql.join(query.releases.map((group) => sql`packs.id in (select pack_row_id from pack_releases where release in (${sql.join(group)}))`), sql` and `)}`
+  }
+  if (query.categoryIds !== undefined) {
+    conditions.categories = query.categoryIds.length === 0 ? NOTHING : sql<boolean>`packs.category_id in (${sql.join(query.categoryIds)})`
+  }
+  if (query.tagIds !== undefined && query.tagIds.length > 0) {
+    conditions.tags = sql<boolean>`${sql.join(query.tagIds.map((id) => sql`packs.id in (select pack_id from pack_tags where tag_id = ${id})`), sql` and `)}`
+  }
+  if (query.updatedSince !== undefined) conditions.updated = sql<boolean>`packs.updated_at >= ${query.updatedSince}`
+  return conditions
+}
+
+export type FacetName = 'kind' | 'mc' | 'categories' | 'tags' | 'updated'
+export type SearchSort = 'relevance' | 'downloads' | 'trending' | 'created' | 'updated' | 'title'
+
+/** Listed: not hidden, owner not disabled, at least one public version. Literal, as the partial indexes of migration 0007 are. */
+const LISTED_WITH_VERSIONS = sql<boolean>`packs.hidden_at is null and packs.owner_disabled = 0 and pack_search.public_versions > 0`
+
+function ftsExpression(words: readonly WordMatch[]): string {
+  return words.map((w) => {
+    const alternatives = [...(w.prefix !== null ? [`"${w.prefix}"*`] : []), ...w.exact.map((t) => `"${t}"`)]
+    return `(${alternatives.join(' OR ')})`
+  }).join(' AND ')
+}
+
+function tsquery(words: readonly WordMatch[]): string {
+  return words.map((w) => `(${[...(w.prefix !== null ? [`'${w.prefix}':*`] : []), ...w.exact.map((t) => `'${t}'`)].join(' | ')})`).join(' & ')
+}
+
+function wordTsquery(w: WordMatch): string {
+  return tsquery([w])
+}
+
+/** The FROM of a search: packs with their index entry, and the text table when there are words (SQLite). */
+function source(engine: Engine, words: readonly WordMatch[]): RawBuilder<unknown> {
+  if (words.length > 0 && engine === 'sqlite') {
+    return sql`pack_text join packs on packs.search_seq = pack_text.rowid join pack_search on pack_search.pack_row_id = packs.id`
+  }
+  return sql`packs join pack_search on pack_search.pack_row_id = packs.id`
+}
+
+function textCondition(engine: Engine, words: readonly WordMatch[]): RawBuilder<boolean> | undefined {
+  if (words.length === 0) return undefined
+  return engine === 'sqlite'
+    ? sql<boolean>`pack_text match ${ftsExpression(words)}`
+    : sql<boolean>`pack_search.document @@ to_tsquery('simple', ${tsquery(words)})`
+}
+
+function whereOf(engine: Engine, conditions: SearchConditions, leaveOut?: FacetName): RawBuilder<boolean> {
+  const parts: RawBuilder<boolean>[] = [...conditions.always]
+  const text = textCondition(engine, conditions.words)
+  if (text) parts.push(text)
+  for (const name of ['kind', 'mc', 'categories', 'tags', 'updated'] as const) {
+    const condition = conditions[name]
+    if (condition && name !== leaveOut) parts.push(condition)
+  }
+  return parts.length === 0 ? sql<boolean>`1 = 1` : sql<boolean>`${sql.join(parts, sql` and `)}`
+}
+
+/**
+ * The rank of a hit (larger is better). SQLite: bm25() with the fields'
+ * weights, negated (bm25 is smaller for better). PostgreSQL: each word's
+ * ts_rank with the weight classes, times the word's rarity, summed.
+ */
+function rankOf(engine: Engine, words: readonly WordMatch[]): RawBuilder<number> {
+  if (engine === 'sqlite') return sql<number>`-bm25(pack_text, ${sql.join(SQLITE_WEIGHTS.map((w) => sql.lit(w)))})`
+  return sql<number>`(${sql.join(words.map((w) => sql`${sql.lit(w.weight)} * ts_rank(${POSTGRES_WEIGHTS}::float4[], pack_search.document, to_tsquery('simple', ${wordTsquery(w)}))`), sql` + `)})`
+}
+
+function orderOf(engine: Engine, sort: SearchSort, words: readonly WordMatch[]): RawBuilder<unknown> {
+  switch (sort) {
+    case 'relevance':
+      return words.length > 0 ? sql`${rankOf(engine, words)} desc, packs.downloads desc, packs.id` : sql`packs.updated_at desc, packs.id`
+    case 'downloads': return sql`packs.downloads desc, packs.updated_at desc, packs.id`
+    case 'trending': return sql`pack_search.trending desc, packs.downloads desc, packs.id`
+    case 'created': return sql`packs.created_at desc, packs.id`
+    case 'updated': return sql`packs.updated_at desc, packs.id`
+    case 'title': return sql`lower(packs.title), packs.id`
+  }
+}
+
+/** One page of hits' pack row ids, in order. */
+export async function searchPage(db: Db, query: SearchQuery, sort: SearchSort, page: { limit: number; offset: number }): Promise<string[]> {
+  const engine = engineOf(db)
+  const conditions = conditionsOf(query)
+  const result = await sql<{ id: string }>`select packs.id from ${source(engine, conditions.words)}
+    where ${whereOf(engine, conditions)} order by ${orderOf(engine, sort, conditions.words)}
+    limit ${page.limit} offset ${page.offset}`.execute(db)
+  return result.rows.map((r) => r.id)
+}
+
+/** How many packs match, counted up to `cap` + 1 (more than `cap` means "more than cap"). */
+export async function countHits(db: Db, query: SearchQuery, cap: number): Promise<number> {
+  const engine = engineOf(db)
+  const conditions = conditionsOf(query)
+  const result = await sql<{ n: number | string }>`select count(*) as n from (select 1 from ${source(engine, conditions.words)}
+    where ${whereOf(engine, conditions)} limit ${cap + 1}) as hits`.execute(db)
+  return Number(result.rows[0]?.n ?? 0)
+}
+
+/** A facet's options with how many packs each would leave: the search's conditions but the facet's own. */
+export async function facetCounts(db: Db, query: SearchQuery, facet: FacetName, windows?: Record<string, string>): Promise<Array<{ value: string; count: number }>> {
+  const engine = engineOf(db)
+  const conditions = conditionsOf(query)
+  const from = source(engine, conditions.words)
+  const where = whereOf(engine, conditions, facet)
+  let rows: Array<{ value: string | null; n: number | string }>
+  switch (facet) {
+    case 'kind':
+      rows = (await sql<{ value: string; n: number | string }>`select 'resource' as value, count(*) as n from ${from} where ${where} and (pack_search.kinds & 1) = 1
+        union all select 'data' as value, count(*) as n from ${from} where ${where} and (pack_search.kinds & 2) = 2`.execute(db)).rows
+      break
+    case 'mc':
+      rows = (await sql<{ value: string; n: number | string }>`select pack_releases.release as value, count(*) as n from ${from}
+        join pack_releases on pack_releases.pack_row_id = packs.id where ${where} group by pack_releases.release`.execute(db)).rows
+      break
+    case 'categories':
+      rows = (await sql<{ value: string; n: number | string }>`select categories.key as value, count(*) as n from ${from}
+        join categories on categories.id = packs.category_id where ${where} group by categories.key`.execute(db)).rows
+      break
+    case 'tags':
+      rows = (await sql<{ value: string; n: number | string }>`select min(tags.name) as value, count(*) as n from ${from}
+        join pack_tags on pack_tags.pack_id = packs.id join tags on tags.id = pack_tags.tag_id where ${where}
+        group by tags.id order by count(*) desc, min(tags.name_lower) limit 30`.execute(db)).rows
+      break
+    case 'updated': {
+      const since = windows ?? {}
+      const parts = Object.entries(since).map(([value, iso]) => sql`select ${value} as value, count(*) as n from ${from} where ${where} and packs.updated_at >= ${iso}`)
+      rows = parts.length === 0 ? [] : (await sql<{ value: string; n: number | string }>`${sql.join(parts, sql` union all `)}`.execute(db)).rows
+      break
+    }
+  }
+  return rows.filter((r) => r.value !== null).map((r) => ({ value: r.value!, count: Number(r.n) }))
+}
+
+// ---------------------------------------------------------------- conditions that name ids
+
+export async function categoryIdsByKeys(db: Db, keys: readonly string[]): Promise<string[]> {
+  if (keys.length === 0) return []
+  return (await db.selectFrom('categories').select('id').where('key', 'in', [...keys]).execute()).map((r) => r.id)
+}
+
+export async function tagIdsByNames(db: Db, names: readonly string[]): Promise<Map<string, string>> {
+  if (names.length === 0) return new Map()
+  const rows = await db.selectFrom('tags').select(['id', 'name_lower']).where('name_lower', 'in', names.map((n) => n.toLowerCase())).execute()
+  return new Map(rows.map((r) => [r.name_lower, r.id]))
+}
+
+// ---------------------------------------------------------------- trending
+
+/**
+ * Moves the trending window to end on `today` (YYYY-MM-DD): the packs that had
+ * downloads on days that just left it are counted again from the days that
+ * remain, and the days before the window are forgotten.
+ */
+export async function foldTrendingWindow(db: Db, firstDay: string): Promise<number> {
+  await sql`update pack_search set trending = (
+      select coalesce(sum(downloads), 0) from pack_daily_downloads d where d.pack_row_id = pack_search.pack_row_id and d.day >= ${firstDay})
+    where pack_row_id in (select pack_row_id from pack_daily_downloads where day < ${firstDay})`.execute(db)
+  const result = await db.deleteFrom('pack_daily_downloads').where('day', '<', firstDay).executeTakeFirst()
+  return Number(result.numDeletedRows)
+}

@@ -1,0 +1,282 @@
+// Search: keeping each pack's index entry current, and answering a search
+// with its hits, count and facet counts (docs/site.md#search). What a query
+// matches, and how it is ranked, is in search-text.ts and search-repository.ts.
+import type { Db } from '../db/index.js'
+import { findUserRowByUsername } from '../accounts/users-repository.js'
+import { BadRequest } from '../errors.js'
+import { declarationOf } from '../files/repository.js'
+import { RELEASES } from '../minecraft/formats.js'
+import { describeDeclaration } from '../minecraft/releases.js'
+import { loadPackSummaries, SEARCH_LIMIT, type PackSummaryRecord } from './repository.js'
+import {
+  anyTermStartsWith, categoryIdsByKeys, countHits, facetCounts, foldTrendingWindow, packsWithoutEntry,
+  readPackSource, searchPage, tagIdsByNames, termDocs, termsNear, writePackEntry,
+  type FacetName, type PackDocument, type SearchQuery, type SearchSort, type WordMatch,
+} from './search-repository.js'
+import { editDistance, queryWords, typoBudget, words } from './search-text.js'
+
+export type { SearchSort } from './search-repository.js'
+export type PackKindName = 'resource' | 'data'
+
+export interface PackSearch {
+  q?: string | undefined
+  /** Any of. */
+  kinds?: PackKindName[] | undefined
+  /** Each list any of (release names), the lists all of. */
+  releases?: string[][] | undefined
+  /** Category keys, any of. */
+  categories?: string[] | undefined
+  /** Tag names, all of. */
+  tags?: string[] | undefined
+  updatedSince?: string | undefined
+  ownerId?: string | undefined
+  memberId?: string | undefined
+  includeHidden?: boolean | undefined
+  /** relevance when there are words, else updated. */
+  sort?: SearchSort | undefined
+  facets?: boolean | undefined
+}
+
+export interface FacetOption {
+  value: string
+  count: number
+}
+
+export interface SearchFacets {
+  kind: FacetOption[]
+  mc: FacetOption[]
+  categories: FacetOption[]
+  tags: FacetOption[]
+  updated: FacetOption[]
+}
+
+export interface SearchResult {
+  items: PackSummaryRecord[]
+  total: number
+  capped: boolean
+  facets?: SearchFacets
+}
+
+const KIND_BITS: Record<PackKindName, number> = { resource: 1, data: 2 }
+
+/** Vocabulary words considered per query word for typos; the closest (then the most used) are kept. */
+const TYPO_CANDIDATES = 2000
+const TYPO_ALTERNATIVES = 8
+
+/** "Updated within" options and their lengths in days. */
+export const UPDATED_WITHIN = { week: 7, month: 30, year: 365 } as const
+export type UpdatedWithin = keyof typeof UPDATED_WITHIN
+
+// ---------------------------------------------------------------- the index
+
+/**
+ * Writes a pack's index entry from what it is now: its text (title, team,
+ * tags, category, summary, description) and what its public versions are
+ * (kinds, releases). Called in the transaction of every change to any of
+ * these; a pack that is gone has nothing to write (its rows went with it).
+ */
+export async function reindexPack(db: Db, packRowId: string): Promise<void> {
+  const source = await readPackSource(db, packRowId)
+  if (!source) return
+  const document: PackDocument = {
+    title: words(source.title).join(' '),
+    names: [source.owner, ...source.members].flatMap(words).join(' '),
+    tags: source.tags.flatMap(words).join(' '),
+    category: source.categoryKey === null ? '' : [...words(source.categoryKey), ...words(source.categoryName ?? '')].join(' '),
+    summary: words(source.summary).join(' '),
+    description: words(source.description).join(' '),
+  }
+  let kinds = 0
+  const releases = new Set<string>()
+  for (const version of source.versions) {
+    const declaration = declarationOf({ pack_kind: version.kind, min_format: version.min_format, min_format_minor: version.min_format_minor, max_format: version.max_format, max_format_minor: version.max_format_minor })
+    if (declaration.kind) kinds |= KIND_BITS[declaration.kind]
+    for (const release of describeDeclaration(declaration, version.pack_format).releases) releases.add(release)
+  }
+  const terms = [...new Set(Object.values(document).flatMap((text: string) => (text === '' ? [] : text.split(' '))))].sort()
+  const oldTerms = source.terms ? source.terms.split(' ').filter(Boolean) : []
+  await writePackEntry(db, packRowId, source.searchSeq, document, { publicVersions: source.versions.length, kinds, releases: [...releases] }, oldTerms, terms)
+}
+
+/** Indexes the packs that have no entry yet (a site moved in by import or restore), a page at a time; how many. */
+export async function indexMissingPacks(db: Db): Promise<number> {
+  let after = ''
+  let done = 0
+  for (;;) {
+    const ids = await packsWithoutEntry(db, after, 100)
+    for (const id of ids) await db.transaction().execute((trx) => reindexPack(trx, id))
+    done += ids.length
+    if (ids.length < 100) return done
+    after = ids.at(-1)!
+  }
+}
+
+/** Ends the trending window on `today` (YYYY-MM-DD): the last 7 days count, older ones are let go. */
+export async function moveTrendingWindow(db: Db, today: string): Promise<number> {
+  const first = new Date(`${today}T00:00:00Z`)
+  first.setUTCDate(first.getUTCDate() - 6)
+  return foldTrendingWindow(db, first.toISOString().slice(0, 10))
+}
+
+// ---------------------------------------------------------------- releases
+
+/** Every release name, oldest first (both kinds' lists merged). */
+const ALL_RELEASES: readonly string[] = [...new Set([...RELEASES.resource, ...RELEASES.data].map((r) => r.name))].sort(compareReleases)
+
+/** Release names compared as numbers, part by part: 1.9 < 1.10 < 1.21 < 1.21.4 < 26.1. */
+export function compareReleases(a: string, b: string): number {
+  const pa = a.split('.').map(Number)
+  const pb = b.split('.').map(Number)
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    const d = (pa[i] ?? -1) - (pb[i] ?? -1)
+    if (d !== 0) return d
+  }
+  return 0
+}
+
+/** The releases Packs knows, newest first. */
+export function knownReleases(): readonly string[] {
+  return [...ALL_RELEASES].reverse()
+}
+
+/**
+ * The releases a filter names: one release (`1.21.4`), or a range: `>=1.21`,
+ * `>1.21`, `<=1.20.6`, `<1.21`, or `1.20.1..1.21.4` (both ends included).
+ * The ends of a range need not be releases Packs knows (`>=1.21` is fine
+ * where 1.21 is); a single release must be one.
+ */
+export function releasesMatching(spec: string): string[] {
+  const text = spec.trim()
+  const version = /^\d{1,3}(\.\d{1,3}){0,2}$/
+  const check = (v: string) => {
+    if (!version.test(v)) throw new BadRequest(`"${spec.slice(0, 40)}" is not a Minecraft release or range: write 1.21.4, >=1.21, <1.20, or 1.20.1..1.21.4`)
+    return v
+  }
+  const range = /^(.*?)\.\.(.*)$/.exec(text)
+  if (range) {
+    const [low, high] = [check(range[1]!.trim()), check(range[2]!.trim())]
+    return ALL_RELEASES.filter((r) => compareReleases(r, low) >= 0 && compareReleases(r, high) <= 0)
+  }
+  const op = /^(>=|<=|>|<|=)?\s*(.*)$/.exec(text)!
+  const v = check(op[2]!)
+  switch (op[1]) {
+    case '>=': return ALL_RELEASES.filter((r) => compareReleases(r, v) >= 0)
+    case '>': return ALL_RELEASES.filter((r) => compareReleases(r, v) > 0)
+    case '<=': return ALL_RELEASES.filter((r) => compareReleases(r, v) <= 0)
+    case '<': return ALL_RELEASES.filter((r) => compareReleases(r, v) < 0)
+    default:
+      if (!ALL_RELEASES.includes(v)) throw new BadRequest(`Minecraft ${v} is not a release Packs knows`)
+      return [v]
+  }
+}
+
+// ---------------------------------------------------------------- searching
+
+/**
+ * Each query word's alternatives: the word as a prefix (a one-letter word
+ * exactly: as a prefix it would match most of the site); and, when no word of
+ * the vocabulary starts with it, the words within its typo budget
+ * (search-text.ts), closest first, as Typesense does: a typo is looked for
+ * only when the word as typed finds nothing. Rarer words weigh more.
+ */
+async function matchesOf(db: Db, q: string): Promise<WordMatch[]> {
+  const found: Array<{ prefix: string | null; exact: string[] }> = []
+  for (const word of queryWords(q)) {
+    if ([...word].length === 1) {
+      found.push({ prefix: null, exact: [word] })
+      continue
+    }
+    const exact: string[] = []
+    const budget = typoBudget(word)
+    if (budget > 0 && !(await anyTermStartsWith(db, word))) {
+      const near = (await termsNear(db, word, budget, TYPO_CANDIDATES))
+        .map((candidate) => ({ ...candidate, distance: editDistance(word, candidate.term, budget) }))
+        .filter((candidate) => candidate.distance <= budget)
+        .sort((a, b) => a.distance - b.distance || b.docs - a.docs || (a.term < b.term ? -1 : 1))
+      exact.push(...near.slice(0, TYPO_ALTERNATIVES).map((candidate) => candidate.term))
+    }
+    found.push({ prefix: word, exact })
+  }
+  const { packs, docs } = await termDocs(db, found.flatMap((w) => [...(w.prefix ? [w.prefix] : []), ...w.exact]))
+  return found.map((w) => {
+    const counts = [...(w.prefix ? [w.prefix] : []), ...w.exact].map((t) => docs.get(t)).filter((n): n is number => n !== undefined)
+    const used = counts.length === 0 ? 1 : Math.max(...counts)
+    // Inverse document frequency, as BM25 has it (never below a small floor: a word in every pack still counts a little).
+    const weight = Math.max(0.05, Math.log(1 + (packs - used + 0.5) / (used + 0.5)))
+    return { ...w, weight: Math.round(weight * 1000) / 1000 }
+  })
+}
+
+/** The search as plain values; null when a name in it matches nothing (no pack can match). */
+async function resolve(db: Db, search: PackSearch): Promise<SearchQuery | null> {
+  const query: SearchQuery = {
+    words: search.q ? await matchesOf(db, search.q) : [],
+    includeHidden: search.includeHidden === true,
+    ownerId: search.ownerId,
+    memberId: search.memberId,
+    kinds: search.kinds?.map((kind) => KIND_BITS[kind]),
+    releases: search.releases,
+    updatedSince: search.updatedSince,
+  }
+  if (search.categories !== undefined) query.categoryIds = await categoryIdsByKeys(db, search.categories.map((c) => c.toLowerCase()))
+  if (search.tags !== undefined && search.tags.length > 0) {
+    const ids = await tagIdsByNames(db, search.tags)
+    // A tag nobody has carried: no pack has all of the tags.
+    if (ids.size < new Set(search.tags.map((t) => t.toLowerCase())).size) return null
+    query.tagIds = [...ids.values()]
+  }
+  return query
+}
+
+function emptyFacets(): SearchFacets {
+  return { kind: [], mc: [], categories: [], tags: [], updated: [] }
+}
+
+/**
+ * One page of hits for a search, how many there are (counted up to
+ * SEARCH_LIMIT, as the listing does), and, when asked, each facet's options
+ * with how many packs each would leave.
+ */
+export async function searchPacks(db: Db, search: PackSearch, page: { limit: number; offset: number }, now: number = Date.now()): Promise<SearchResult> {
+  const query = await resolve(db, search)
+  if (!query) return { items: [], total: 0, capped: false, ...(search.facets ? { facets: emptyFacets() } : {}) }
+  const sort: SearchSort = search.sort ?? (query.words.length > 0 ? 'relevance' : 'updated')
+  const limit = Math.max(0, Math.min(page.limit, SEARCH_LIMIT - page.offset))
+  const [n, ids, facets] = await Promise.all([
+    countHits(db, query, SEARCH_LIMIT),
+    limit > 0 ? searchPage(db, query, sort, { limit, offset: page.offset }) : Promise.resolve([]),
+    search.facets ? facetsOf(db, query, now) : Promise.resolve(undefined),
+  ])
+  const items = await loadPackSummaries(db, ids)
+  return { items, total: Math.min(n, SEARCH_LIMIT), capped: n > SEARCH_LIMIT, ...(facets ? { facets } : {}) }
+}
+
+async function facetsOf(db: Db, query: SearchQuery, now: number): Promise<SearchFacets> {
+  const windows = Object.fromEntries(Object.entries(UPDATED_WITHIN).map(([name, days]) => [name, new Date(now - days * 86_400_000).toISOString()]))
+  const names: FacetName[] = ['kind', 'mc', 'categories', 'tags', 'updated']
+  const counted = await Promise.all(names.map((name) => facetCounts(db, query, name, windows)))
+  const facets = Object.fromEntries(names.map((name, i) => [name, counted[i]!])) as unknown as SearchFacets
+  facets.mc = facets.mc.filter((o) => o.count > 0).sort((a, b) => compareReleases(b.value, a.value))
+  facets.categories = facets.categories.filter((o) => o.count > 0).sort((a, b) => b.count - a.count || (a.value < b.value ? -1 : 1))
+  return facets
+}
+
+/** A search as the listing's query names it: people by username, a page number. */
+export interface SearchRequest extends Omit<PackSearch, 'ownerId' | 'memberId'> {
+  owner?: string | undefined
+  member?: string | undefined
+}
+
+/** One page (counting from 1) of a search whose people are named by username; an unknown name matches nothing. */
+export async function searchPackPage(db: Db, request: SearchRequest, page: number, perPage: number): Promise<SearchResult> {
+  const { owner, member, ...search } = request
+  const none: SearchResult = { items: [], total: 0, capped: false, ...(search.facets ? { facets: emptyFacets() } : {}) }
+  const resolved: PackSearch = { ...search }
+  for (const [name, field] of [[owner, 'ownerId'], [member, 'memberId']] as const) {
+    if (name === undefined) continue
+    const user = await findUserRowByUsername(db, name)
+    if (!user) return none
+    resolved[field] = user.id
+  }
+  return searchPacks(db, resolved, { limit: perPage, offset: (page - 1) * perPage })
+}
