@@ -89,14 +89,17 @@ describe('editing and yanking versions', () => {
     assert.equal((await latest(pack)).json().version, '2.0')
   })
 
-  test('yanking every version leaves no latest: the update-check is 404 saying so; the listing shows null', async () => {
+  test('yanking every version leaves no latest: the update-check is 404 saying so; the listing shows null, search leaves it out', async () => {
     const solo = await publishPack(site, alice, { title: 'Solo', version_name: 'only' })
     assert.equal((await patchVersion(solo, solo.versions[0]!.id, alice.headers, { yanked: true })).statusCode, 200)
     expectError(await latest(solo), 404, /no version to offer/)
-    const listed = await site.app.inject({ url: '/api/packs/?q=solo', headers: site.gate })
-    assert.equal(listed.json().items[0].latest_version, null)
+    const listed = await site.app.inject({ url: '/api/packs/?member=alice&per_page=50', headers: site.gate })
+    assert.equal(listed.json().items.find((p: { pack_id: string }) => p.pack_id === 'solo').latest_version, null)
+    // A search finds packs a player can install: one with no public version is no hit.
+    assert.equal((await site.app.inject({ url: '/api/packs/?q=solo', headers: site.gate })).json().total, 0)
     assert.equal((await patchVersion(solo, solo.versions[0]!.id, alice.headers, { yanked: false })).statusCode, 200)
     assert.equal((await latest(solo)).json().version, 'only')
+    assert.equal((await site.app.inject({ url: '/api/packs/?q=solo', headers: site.gate })).json().total, 1, 'found again once a version is public')
   })
 
   test("someone else's pack is 404; staff may manage anyone's; bad ids and bodies are refused", async () => {
