@@ -19,6 +19,7 @@ import type { UpdateCheckCache } from '../update-check/cache.js'
 import { packChanged } from '../update-check/service.js'
 import { deleteUserSessions } from '../auth/credentials-repository.js'
 import { findAccountState, updateDisabledAt, type AccountState } from './account-repository.js'
+import { forgetFacetCounts } from '../packs/search-service.js'
 
 export type { AccountState }
 
@@ -57,5 +58,7 @@ export async function setUserDisabled(
   // After the commit, and awaited: every instance's update-check answers 404 for these packs (or offers them
   // again) from here on. One at a time: a large account costs time here, not a burst on Redis.
   for (const pack of result.packs) await packChanged(deps.updateCheckCache, pack.namespace, pack.packId)
+  // A disabled owner's packs leave search's counts (and come back with the account).
+  if (result.packs.length > 0) forgetFacetCounts()
   return result.account
 }

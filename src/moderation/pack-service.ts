@@ -9,6 +9,7 @@ import { packTarget, reasonDetails, recordAudit, type Actor } from '../audit/ser
 import { packChanged } from '../update-check/service.js'
 import { findPackHiddenAt, updatePackHiddenAt } from './pack-repository.js'
 import { getPack, type PackDetail, type PacksDeps } from '../packs/service.js'
+import { forgetFacetCounts } from '../packs/search-service.js'
 
 /**
  * Hides (`hidden` true) or unhides the pack, as staff or the admin CLI, and
@@ -36,5 +37,7 @@ export async function setPackHidden(
   })
   // After the commit, and awaited: with REDIS_URL every instance answers the update-check anew from here on.
   if (changed) await packChanged(deps.updateCheckCache, ns, id)
+  // A hidden pack leaves search's counts.
+  if (changed) forgetFacetCounts()
   return getPack(deps.db, ns, id, actor)
 }

@@ -320,7 +320,8 @@ function orderOf(engine: Engine, sort: SearchSort, words: readonly WordMatch[]):
     case 'trending': return sql`pack_search.trending desc, packs.downloads desc, packs.id`
     case 'created': return sql`packs.created_at desc, packs.id`
     case 'updated': return sql`packs.updated_at desc, packs.id`
-    case 'title': return sql`lower(packs.title), packs.id`
+    // By code point on both engines, as the packs_listed_title index is (migration 0010).
+    case 'title': return engine === 'postgres' ? sql`lower(packs.title) collate "C", packs.id` : sql`lower(packs.title), packs.id`
   }
 }
 

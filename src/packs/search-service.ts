@@ -76,6 +76,7 @@ export type UpdatedWithin = keyof typeof UPDATED_WITHIN
  * these; a pack that is gone has nothing to write (its rows went with it).
  */
 export async function reindexPack(db: Db, packRowId: string): Promise<void> {
+  forgetFacetCounts()
   const source = await readPackSource(db, packRowId)
   if (!source) return
   const document: PackDocument = {
@@ -189,8 +190,14 @@ async function matchesOf(db: Db, q: string): Promise<WordMatch[]> {
     const exact: string[] = []
     const budget = typoBudget(word)
     if (budget > 0 && !(await anyTermStartsWith(db, word))) {
+      // A word is also near a longer one whose start it is, give or take its typos ("dargon" and "dragons"), as it
+      // would be once the person typed on: the distance to the term's first letters counts as well.
+      const length = [...word].length
       const near = (await termsNear(db, word, budget, TYPO_CANDIDATES))
-        .map((candidate) => ({ ...candidate, distance: editDistance(word, candidate.term, budget) }))
+        .map((candidate) => ({
+          ...candidate,
+          distance: Math.min(editDistance(word, candidate.term, budget), editDistance(word, [...candidate.term].slice(0, length).join(''), budget)),
+        }))
         .filter((candidate) => candidate.distance <= budget)
         .sort((a, b) => a.distance - b.distance || b.docs - a.docs || (a.term < b.term ? -1 : 1))
       exact.push(...near.slice(0, TYPO_ALTERNATIVES).map((candidate) => candidate.term))
@@ -245,10 +252,49 @@ export async function searchPacks(db: Db, search: PackSearch, page: { limit: num
   const [n, ids, facets] = await Promise.all([
     countHits(db, query, SEARCH_LIMIT),
     limit > 0 ? searchPage(db, query, sort, { limit, offset: page.offset }) : Promise.resolve([]),
-    search.facets ? facetsOf(db, query, now) : Promise.resolve(undefined),
+    search.facets ? cachedFacets(db, query, now) : Promise.resolve(undefined),
   ])
   const items = await loadPackSummaries(db, ids)
   return { items, total: Math.min(n, SEARCH_LIMIT), capped: n > SEARCH_LIMIT, ...(facets ? { facets } : {}) }
+}
+
+/**
+ * Facet counts, kept for FACET_TTL_MS per search (its words and filters,
+ * whatever the page or sort): counting every option over a large site's
+ * matches takes far longer than a page of hits, and the same counts serve
+ * every page and sort of one search. At most FACET_ENTRIES searches are kept,
+ * the least recently used going first. A change made by this process
+ * (forgetFacetCounts) retires them at once; another instance's change shows
+ * within the TTL. Per database: a test's sites never share counts.
+ */
+const FACET_TTL_MS = 30_000
+const FACET_ENTRIES = 500
+const facetCache = new WeakMap<Db, Map<string, { at: number; facets: Promise<SearchFacets> }>>()
+/** Bumped by every change this process makes to what search sees: counts taken before it are not used. */
+let generation = 0
+
+/** Counts kept so far describe a site that changed (an index entry written, a pack hidden, an account disabled). */
+export function forgetFacetCounts(): void {
+  generation++
+}
+
+function cachedFacets(db: Db, query: SearchQuery, now: number): Promise<SearchFacets> {
+  let cache = facetCache.get(db)
+  if (!cache) facetCache.set(db, (cache = new Map()))
+  const key = `${generation} ${JSON.stringify(query)}`
+  const hit = cache.get(key)
+  cache.delete(key)
+  if (hit && now - hit.at < FACET_TTL_MS && now >= hit.at) {
+    cache.set(key, hit)
+    return hit.facets
+  }
+  const facets = facetsOf(db, query, now)
+  const entry = { at: now, facets }
+  cache.set(key, entry)
+  // A failed count is not kept.
+  facets.catch(() => { if (cache.get(key) === entry) cache.delete(key) })
+  while (cache.size > FACET_ENTRIES) cache.delete(cache.keys().next().value!)
+  return facets
 }
 
 async function facetsOf(db: Db, query: SearchQuery, now: number): Promise<SearchFacets> {

@@ -47,6 +47,10 @@ export async function up(db: Kysely<unknown>, engine: 'sqlite' | 'postgres' = 's
     .execute()
   await db.schema.createIndex('pack_daily_downloads_day').on('pack_daily_downloads').columns(['day', 'pack_row_id']).execute()
 
+  // The title sort, A to Z by code point on both engines (PostgreSQL's locale would order it otherwise).
+  const byCodePoint = engine === 'postgres' ? sql` collate "C"` : sql``
+  await sql`create index packs_listed_title on packs ((lower(title)${byCodePoint}), id) where hidden_at is null and owner_disabled = 0`.execute(db)
+
   if (engine === 'postgres') {
     await sql`alter table pack_search add column document tsvector not null default ''::tsvector`.execute(db)
     await sql`create index pack_search_document on pack_search using gin (document)`.execute(db)
@@ -66,5 +70,6 @@ export async function down(db: Kysely<unknown>, engine: 'sqlite' | 'postgres' = 
     await sql`drop trigger pack_text_delete`.execute(db)
     await sql`drop table pack_text`.execute(db)
   }
+  await sql`drop index packs_listed_title`.execute(db)
   for (const table of ['pack_daily_downloads', 'search_terms', 'pack_releases', 'pack_search']) await db.schema.dropTable(table).execute()
 }
