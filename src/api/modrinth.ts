@@ -204,7 +204,7 @@ export const SEARCH_INDEXES = ['relevance', 'downloads', 'follows', 'newest', 'u
 
 const NotSupportedFilter = (name: string) => Type.Optional(Type.String({
   maxLength: MAX_FACETS_TEXT,
-  description: `Modrinth's deprecated raw ${name} expressions: not supported here, so only an empty value is taken (some clients always send one); use facets.`,
+  description: `Modrinth's deprecated raw filter expressions (${name}): not supported here, so only an empty value is taken (some clients always send one); use facets.`,
 }))
 
 export const ModrinthSearchQuery = Type.Object({

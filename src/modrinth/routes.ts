@@ -8,8 +8,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type, type Static } from 'typebox'
 import { errorResponses } from '../api/common.js'
 import {
-  AlgorithmQuery, FileLinkParams, FileLinkQuery, HashesBody, HashesUpdateBody, HashQuery, HashRef, IdsQuery, MODRINTH_PREFIX, ModrinthProject, ModrinthVersion,
-  ModrinthTeamMember, ProjectRef, ProjectVersionsQuery, TeamRef, UpdateFilterBody, VersionRef, VersionsByHash,
+  AlgorithmQuery, FileLinkParams, FileLinkQuery, GameVersionTagQuery, HashesBody, HashesUpdateBody, HashQuery, HashRef, IdsQuery, MODRINTH_PREFIX,
+  ModrinthCategoryTag, ModrinthGameVersionTag, ModrinthProject, ModrinthSearchQuery, ModrinthSearchResults, ModrinthVersion, ModrinthTeamMember,
+  ProjectRef, ProjectVersionsQuery, TeamRef, UpdateFilterBody, VersionRef, VersionsByHash,
 } from '../api/modrinth.js'
 import type { App } from '../http/types.js'
 import { publicOrigin } from '../http/urls.js'
@@ -20,7 +21,9 @@ import { Forbidden, NotFound } from '../errors.js'
 import { serveFile } from '../files/routes.js'
 import { FILE_LINK_PATH, fileLinkHolds, fileLinkKey, signedFileUrls } from './file-links.js'
 import { fileOfListedPack } from './file-links-repository.js'
-import { toModrinthProject, toModrinthTeam, toModrinthVersion } from './mapper.js'
+import { toModrinthCategoryTags, toModrinthProject, toModrinthSearchHit, toModrinthTeam, toModrinthVersion } from './mapper.js'
+import { listCategoriesAndTags } from './repository.js'
+import { gameVersionTags, searchProjects } from './search.js'
 import {
   getProject, getProjects, getProjectTeam, getProjectVersions, getTeam, getTeams, getVersion, getVersions, parseJsonList, updateByHash, updatesByHash, versionByHash,
   versionsByHash, type PackVersion,
@@ -153,6 +156,55 @@ export default async function modrinthRoutes(app: App): Promise<void> {
     const { hashes, algorithm, loaders, game_versions: gameVersions } = request.body
     return byHashOut(request, await updatesByHash(app.db, hashes, algorithm, { loaders, gameVersions }, request.user))
   })
+
+  app.get(`${V2}/search`, {
+    config: read,
+    schema: {
+      summary: 'Search projects (Modrinth v2)',
+      description: 'The packs that match the words and facets, as GET /api/packs/ finds them (the same words, ranking and listing: a '
+        + 'hidden pack, a disabled owner\'s or one with no public version never appears), in Modrinth\'s SearchResult shape. '
+        + 'total_hits counts up to 1,000. When a facets group is one the packs search cannot say in one filter (several tags in one '
+        + 'group, a tag or category beside a loader, several authors, resourcepack AND datapack), that group is checked on the first '
+        + '1,000 hits of the rest.',
+      tags, querystring: ModrinthSearchQuery, response: { 200: ModrinthSearchResults, ...errorResponses(400, 401) },
+    },
+  }, async (request) => {
+    const { query, facets, index, filter, filters } = request.query
+    const offset = request.query.offset ?? 0
+    const limit = request.query.limit ?? 10
+    const found = await searchProjects(app.db, { query, facets, index, offset, limit, filter: filter || filters })
+    const urls = await fileUrls(app.config, request)
+    const origin = publicOrigin(app.config, request)
+    return { hits: found.packs.map((pack) => toModrinthSearchHit(pack, urls, origin)), offset, limit, total_hits: found.total }
+  })
+
+  app.get(`${V2}/tag/category`, {
+    config: read,
+    schema: {
+      summary: 'Category tags (Modrinth v2)',
+      description: 'Each category (header "categories", name its key) and each tag (header its category\'s key, name the tag), once for '
+        + 'each project type: the names a `categories` facet takes.',
+      tags, response: { 200: Type.Array(ModrinthCategoryTag), ...errorResponses(401) },
+    },
+  }, async () => toModrinthCategoryTags(await listCategoriesAndTags(app.db)))
+
+  app.get(`${V2}/tag/game_version`, {
+    config: read,
+    schema: {
+      summary: 'Game version tags (Modrinth v2)',
+      description: 'The Minecraft releases this site knows, newest first; `type` and `major` filter them as on Modrinth. No snapshots, and no dates (null).',
+      tags, querystring: GameVersionTagQuery, response: { 200: Type.Array(ModrinthGameVersionTag), ...errorResponses(400, 401) },
+    },
+  }, async (request) => gameVersionTags(request.query))
+
+  app.get(`${V2}/tag/project_type`, {
+    config: read,
+    schema: {
+      summary: 'Project types (Modrinth v2)',
+      description: 'The kinds of project here: "resourcepack" and "datapack".',
+      tags, response: { 200: Type.Array(Type.String()), ...errorResponses(401) },
+    },
+  }, async () => ['resourcepack', 'datapack'])
 
   async function versionOut(request: FastifyRequest, found: PackVersion) {
     return toModrinthVersion(found.pack, found.version, await fileUrls(app.config, request))
