@@ -246,6 +246,13 @@ export interface PackSearchTable {
   trending: Generated<number>
   /** The indexed document's distinct words, space-separated. */
   terms: string
+  /** Each field's words, space-separated, with a space at either end: what a hit's rank is read from. */
+  title_words: string
+  names_words: string
+  tags_words: string
+  category_words: string
+  summary_words: string
+  description_words: string
 }
 
 /** A Minecraft release one of the pack's public versions runs on. */

@@ -25,10 +25,6 @@ export interface PackFacts {
   releases: readonly string[]
 }
 
-/** The fields' weights, most telling first: the title, then who made it, its tags, its category, the summary, the description. */
-const SQLITE_WEIGHTS = [10, 6, 4, 3, 2, 1] as const
-/** PostgreSQL has four weight classes, {D, C, B, A}: description; category and summary; names and tags; title. */
-const POSTGRES_WEIGHTS = '{0.1,0.25,0.5,1.0}'
 
 // ---------------------------------------------------------------- reading what a pack's entry is made of
 
@@ -91,10 +87,14 @@ export async function readPackSource(db: Db, packRowId: string): Promise<PackSou
 export async function writePackEntry(db: Db, packRowId: string, searchSeq: number | null, document: PackDocument, facts: PackFacts,
   oldTerms: readonly string[], newTerms: readonly string[]): Promise<void> {
   const engine = engineOf(db)
-  const terms = newTerms.join(' ')
-  const row = { pack_row_id: packRowId, public_versions: facts.publicVersions, kinds: facts.kinds, terms }
-  await db.insertInto('pack_search').values(row)
-    .onConflict((oc) => oc.column('pack_row_id').doUpdateSet({ public_versions: facts.publicVersions, kinds: facts.kinds, terms }))
+  const padded = (text: string) => (text === '' ? '' : ` ${text} `)
+  const fields = {
+    public_versions: facts.publicVersions, kinds: facts.kinds, terms: newTerms.join(' '),
+    title_words: padded(document.title), names_words: padded(document.names), tags_words: padded(document.tags),
+    category_words: padded(document.category), summary_words: padded(document.summary), description_words: padded(document.description),
+  }
+  await db.insertInto('pack_search').values({ pack_row_id: packRowId, ...fields })
+    .onConflict((oc) => oc.column('pack_row_id').doUpdateSet(fields))
     .execute()
   if (engine === 'postgres') {
     const weighted = (text: string, weight: string) => sql`setweight(to_tsvector('simple', ${text}), ${sql.lit(weight)})`
@@ -191,7 +191,7 @@ export async function termDocs(db: Db, terms: readonly string[]): Promise<{ pack
 export interface WordMatch {
   prefix: string | null
   exact: string[]
-  /** How much a match of this word counts toward a pack's rank (rarer words more). */
+  /** How much a match of this word counts toward a pack's rank (rarer words more): a whole number, so both engines add alike. */
   weight: number
 }
 
@@ -272,10 +272,6 @@ function tsquery(words: readonly WordMatch[]): string {
   return words.map((w) => `(${[...(w.prefix !== null ? [`'${w.prefix}':*`] : []), ...w.exact.map((t) => `'${t}'`)].join(' | ')})`).join(' & ')
 }
 
-function wordTsquery(w: WordMatch): string {
-  return tsquery([w])
-}
-
 /** The FROM of a search: packs with their index entry, and the text table when there are words (SQLite). */
 function source(engine: Engine, words: readonly WordMatch[]): RawBuilder<unknown> {
   if (words.length > 0 && engine === 'sqlite') {
@@ -302,20 +298,45 @@ function whereOf(engine: Engine, conditions: SearchConditions, leaveOut?: FacetN
   return parts.length === 0 ? sql<boolean>`1 = 1` : sql<boolean>`${sql.join(parts, sql` and `)}`
 }
 
+/** Each field's column of words and its weight in a hit's rank: the title most, then who made it, tags, category, summary, description. */
+const RANKED_FIELDS = [
+  ['title_words', 10], ['names_words', 6], ['tags_words', 4], ['category_words', 3], ['summary_words', 2], ['description_words', 1],
+] as const
+
 /**
- * The rank of a hit (larger is better). SQLite: bm25() with the fields'
- * weights, negated (bm25 is smaller for better). PostgreSQL: each word's
- * ts_rank with the weight classes, times the word's rarity, summed.
+ * The rank of a hit (larger is better), the same integer on both engines:
+ * for each query word, its weight (rarer words more) times, for each field,
+ * the field's weight times 3 when the field has the word itself, 2 when a
+ * word there starts with it, 1 when it has a word within the typo budget.
+ * Read from pack_search's padded word columns with LIKE (the words hold
+ * letters and digits only, so no pattern character can occur in them).
  */
-function rankOf(engine: Engine, words: readonly WordMatch[]): RawBuilder<number> {
-  if (engine === 'sqlite') return sql<number>`-bm25(pack_text, ${sql.join(SQLITE_WEIGHTS.map((w) => sql.lit(w)))})`
-  return sql<number>`(${sql.join(words.map((w) => sql`${sql.lit(w.weight)} * ts_rank(${POSTGRES_WEIGHTS}::float4[], pack_search.document, to_tsquery('simple', ${wordTsquery(w)}))`), sql` + `)})`
+function rankOf(words: readonly WordMatch[]): RawBuilder<number> {
+  const perWord = words.map((w) => {
+    const whole = w.prefix ?? w.exact[0]!
+    const typos = w.prefix === null ? w.exact.slice(1) : w.exact
+    const perField = RANKED_FIELDS.map(([column, weight]) => {
+      const col = sql.ref(`pack_search.${column}`)
+      const typo = typos.length === 0 ? sql`1 = 0` : sql.join(typos.map((t) => sql`${col} like ${`% ${t} %`}`), sql` or `)
+      return sql`${sql.lit(weight)} * (case when ${col} like ${`% ${whole} %`} then 3 when ${col} like ${`% ${whole}%`} then 2 when ${typo} then 1 else 0 end)`
+    })
+    return sql`${sql.lit(w.weight)} * (${sql.join(perField, sql` + `)})`
+  })
+  return sql<number>`(${sql.join(perWord, sql` + `)})`
+}
+
+function byCodePoint(engine: Engine): RawBuilder<unknown> {
+  return engine === 'postgres' ? sql` collate "C"` : sql``
 }
 
 function orderOf(engine: Engine, sort: SearchSort, words: readonly WordMatch[]): RawBuilder<unknown> {
   switch (sort) {
     case 'relevance':
-      return words.length > 0 ? sql`${rankOf(engine, words)} desc, packs.downloads desc, packs.id` : sql`packs.updated_at desc, packs.id`
+      // Equal ranks by downloads, then by name, by code point on both engines: the same order on any site that
+      // holds the same packs (row ids are random).
+      return words.length > 0
+        ? sql`${rankOf(words)} desc, packs.downloads desc, packs.namespace${byCodePoint(engine)}, packs.pack_id${byCodePoint(engine)}`
+        : sql`packs.updated_at desc, packs.id`
     case 'downloads': return sql`packs.downloads desc, packs.updated_at desc, packs.id`
     case 'trending': return sql`pack_search.trending desc, packs.downloads desc, packs.id`
     case 'created': return sql`packs.created_at desc, packs.id`

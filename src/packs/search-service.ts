@@ -210,7 +210,7 @@ async function matchesOf(db: Db, q: string): Promise<WordMatch[]> {
     const used = counts.length === 0 ? 1 : Math.max(...counts)
     // Inverse document frequency, as BM25 has it (never below a small floor: a word in every pack still counts a little).
     const weight = Math.max(0.05, Math.log(1 + (packs - used + 0.5) / (used + 0.5)))
-    return { ...w, weight: Math.round(weight * 1000) / 1000 }
+    return { ...w, weight: Math.round(weight * 1000) }
   })
 }
 

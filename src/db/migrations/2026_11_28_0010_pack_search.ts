@@ -24,6 +24,14 @@ export async function up(db: Kysely<unknown>, engine: 'sqlite' | 'postgres' = 's
     .addColumn('trending', 'integer', (c) => c.notNull().defaultTo(0))
     // The document's distinct words, space-separated: what to take back from search_terms when it changes.
     .addColumn('terms', 'text', (c) => c.notNull().defaultTo(''))
+    // Each field's words, space-separated with a space at either end: the rank of a hit is read from them
+    // with the same SQL on both engines, so both order hits alike (src/packs/search-repository.ts).
+    .addColumn('title_words', 'text', (c) => c.notNull().defaultTo(''))
+    .addColumn('names_words', 'text', (c) => c.notNull().defaultTo(''))
+    .addColumn('tags_words', 'text', (c) => c.notNull().defaultTo(''))
+    .addColumn('category_words', 'text', (c) => c.notNull().defaultTo(''))
+    .addColumn('summary_words', 'text', (c) => c.notNull().defaultTo(''))
+    .addColumn('description_words', 'text', (c) => c.notNull().defaultTo(''))
     .execute()
   await sql`create index pack_search_trending on pack_search (trending desc, pack_row_id)`.execute(db)
 
