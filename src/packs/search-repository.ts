@@ -273,10 +273,13 @@ function tsquery(words: readonly WordMatch[]): string {
 }
 
 /** The FROM of a search: packs with their index entry, and the text table when there are words (SQLite). */
-function source(engine: Engine, words: readonly WordMatch[]): RawBuilder<unknown> {
+function source(engine: Engine, words: readonly WordMatch[], sort?: SearchSort): RawBuilder<unknown> {
   if (words.length > 0 && engine === 'sqlite') {
     return sql`pack_text join packs on packs.search_seq = pack_text.rowid join pack_search on pack_search.pack_row_id = packs.id`
   }
+  // Trending without words: walked down pack_search's trending index, each pack looked up, rather than every
+  // listed pack read and sorted. SQLite's CROSS JOIN keeps that order of the tables; PostgreSQL plans it alone.
+  if (sort === 'trending' && engine === 'sqlite') return sql`pack_search cross join packs on packs.id = pack_search.pack_row_id`
   return sql`packs join pack_search on pack_search.pack_row_id = packs.id`
 }
 
@@ -338,7 +341,7 @@ function orderOf(engine: Engine, sort: SearchSort, words: readonly WordMatch[]):
         ? sql`${rankOf(words)} desc, packs.downloads desc, packs.namespace${byCodePoint(engine)}, packs.pack_id${byCodePoint(engine)}`
         : sql`packs.updated_at desc, packs.id`
     case 'downloads': return sql`packs.downloads desc, packs.updated_at desc, packs.id`
-    case 'trending': return sql`pack_search.trending desc, packs.downloads desc, packs.id`
+    case 'trending': return sql`pack_search.trending desc, pack_search.pack_row_id`
     case 'created': return sql`packs.created_at desc, packs.id`
     case 'updated': return sql`packs.updated_at desc, packs.id`
     // By code point on both engines, as the packs_listed_title index is (migration 0010).
@@ -350,7 +353,7 @@ function orderOf(engine: Engine, sort: SearchSort, words: readonly WordMatch[]):
 export async function searchPage(db: Db, query: SearchQuery, sort: SearchSort, page: { limit: number; offset: number }): Promise<string[]> {
   const engine = engineOf(db)
   const conditions = conditionsOf(query)
-  const result = await sql<{ id: string }>`select packs.id from ${source(engine, conditions.words)}
+  const result = await sql<{ id: string }>`select packs.id from ${source(engine, conditions.words, sort)}
     where ${whereOf(engine, conditions)} order by ${orderOf(engine, sort, conditions.words)}
     limit ${page.limit} offset ${page.offset}`.execute(db)
   return result.rows.map((r) => r.id)
