@@ -171,21 +171,21 @@ describe('shown', () => {
   test('the browse page offers "Most downloaded" and shows downloads on cards; the pack page per pack and version', async () => {
     const home = await site.app.inject({ url: '/', headers: { ...site.gate, ...HTML } })
     assert.equal(home.statusCode, 200)
-    assert.match(home.body, /<a href="\/\?sort=downloads">Most downloaded<\/a>/)
-    assert.match(home.body, /<a href="\/" aria-current="true" class="selected">Recently updated<\/a>/)
+    assert.match(home.body, /<option value="downloads">Most downloaded<\/option>/)
+    assert.match(home.body, /<select id="sort" name="sort" form="browse-form"><option value="">Recently updated<\/option>/)
 
     const sorted = await site.app.inject({ url: '/?sort=downloads', headers: { ...site.gate, ...HTML } })
     assert.equal(sorted.statusCode, 200)
-    assert.match(sorted.body, /aria-current="true" class="selected">Most downloaded<\/a>/)
+    assert.match(sorted.body, /<option value="downloads" selected>Most downloaded<\/option>/)
     assert.ok(sorted.body.indexOf('Popular Pack') < sorted.body.indexOf('Quiet Pack'), 'most downloaded first on the page')
     const card = sorted.body.slice(sorted.body.indexOf('>Popular Pack<'))
     assert.match(card.slice(0, card.indexOf('</article>')), /<span class="downloads">3 downloads<\/span>/)
-    // The sort stays when a filter or search changes.
-    assert.match(sorted.body, /<input type="hidden" name="sort" value="downloads">/)
+    // The sort is a field of the search form: it stays when the search or a filter changes.
+    assert.match(sorted.body, /<select id="sort" name="sort" form="browse-form">/)
 
     const bad = await site.app.inject({ url: '/?sort=random', headers: { ...site.gate, ...HTML } })
     assert.equal(bad.statusCode, 400)
-    assert.match(bad.body, /must be one of updated, downloads, created/)
+    assert.match(bad.body, /must be one of relevance, updated, downloads, trending, created, title/)
 
     const page = await site.app.inject({ url: '/packs/alice/popular-pack/', headers: { ...site.gate, ...HTML } })
     assert.equal(page.statusCode, 200)

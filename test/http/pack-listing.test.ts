@@ -149,7 +149,7 @@ describe('title search', () => {
 
     const page = await site.app.inject({ url: '/?q=commonplace', headers: { ...site.gate, accept: 'text/html' } })
     assert.equal(page.statusCode, 200)
-    assert.match(page.body, new RegExp(`${SEARCH_LIMIT}\\+ packs with “commonplace” in the title`))
+    assert.match(page.body, new RegExp(`${SEARCH_LIMIT.toLocaleString('en-US')}\\+ packs matching “commonplace”`))
     const past = await site.app.inject({ url: `/?q=commonplace&page=${SEARCH_LIMIT / 20 + 1}`, headers: { ...site.gate, accept: 'text/html' } })
     assert.equal(past.statusCode, 404)
     assert.match(past.body, /the last one is page 50/)
