@@ -9,7 +9,7 @@ export const TABLES = [
   'users', 'api_tokens', 'sessions', 'settings', 'categories', 'tags', 'files',
   'drafts', 'uploads', 'packs', 'pack_tags', 'pack_media', 'versions',
   'token_packs', 'pack_id_holds', 'audit_log', 'download_seen', 'archive_claims', 'archive_permits',
-  'pack_members', 'pack_transfers',
+  'pack_members', 'pack_transfers', 'pack_daily_downloads',
 ] as const satisfies readonly (keyof Database)[]
 
 export type Table = (typeof TABLES)[number]
@@ -22,6 +22,13 @@ export const TABLES_SINCE_VERSION_3 = ['archive_claims', 'archive_permits'] as c
 
 /** Tables added by export version 4: packs' teams, invitations and ownership offers (migration 0009). */
 export const TABLES_SINCE_VERSION_4 = ['pack_members', 'pack_transfers'] as const satisfies readonly Table[]
+
+/**
+ * Tables added by export version 5: downloads per pack and day, the history trending adds up (migration 0010).
+ * The search index itself (pack_search, pack_releases, search_terms, SQLite's pack_text) is not exported:
+ * it is derived from the rows, and the import rebuilds it (src/packs/search-service.ts, indexMissingPacks).
+ */
+export const TABLES_SINCE_VERSION_5 = ['pack_daily_downloads'] as const satisfies readonly Table[]
 
 /** Rows per INSERT: well under SQLite's and PostgreSQL's limits on bound parameters. */
 const INSERT_BATCH = 200

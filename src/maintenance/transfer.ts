@@ -15,7 +15,8 @@ import { BadRequest, Conflict } from '../errors.js'
 import { fillMissingShortIds } from '../db/short-ids.js'
 import { recountTagUses } from '../packs/tags-repository.js'
 import { claimUnclaimedArchives } from '../packs/archive-claims.js'
-import { deleteAllSettings, firstTableWithRows, insertRows, selectAllRows, TABLES, TABLES_SINCE_VERSION_2, TABLES_SINCE_VERSION_3, TABLES_SINCE_VERSION_4, type Table } from './transfer-repository.js'
+import { indexMissingPacks } from '../packs/search-service.js'
+import { deleteAllSettings, firstTableWithRows, insertRows, selectAllRows, TABLES, TABLES_SINCE_VERSION_2, TABLES_SINCE_VERSION_3, TABLES_SINCE_VERSION_4, TABLES_SINCE_VERSION_5, type Table } from './transfer-repository.js'
 import { copyToPrivateFile, privateDir, readHashed, readManifestJson, writePrivateFile, type Digest } from './private-files.js'
 
 export const EXPORT_FORMAT = 'packs-site-export'
@@ -34,10 +35,16 @@ export const EXPORT_FORMAT = 'packs-site-export'
  * 4: packs' teams (pack_members, invitations among them) and ownership offers
  * (pack_transfers). An older export imports with every pack's team empty: its
  * owner alone, as packs were before teams.
+ *
+ * 5: downloads per pack and day (pack_daily_downloads), what the search's
+ * trending sort adds up. An older export imports with no such history:
+ * trending starts from the downloads counted after the move.
+ *
+ * The search index is never exported: an import builds it from the rows.
  */
-export const EXPORT_VERSION = 4
+export const EXPORT_VERSION = 5
 /** The export versions this release imports. */
-const IMPORTABLE_VERSIONS: readonly number[] = [1, 2, 3, 4]
+const IMPORTABLE_VERSIONS: readonly number[] = [1, 2, 3, 4, 5]
 
 export interface ExportManifest {
   format: typeof EXPORT_FORMAT
@@ -113,6 +120,7 @@ export function readManifest(dir: string): ExportManifest {
 function tablesOf(version: number): readonly Table[] {
   const later: readonly Table[] = [
     ...(version < 2 ? TABLES_SINCE_VERSION_2 : []), ...(version < 3 ? TABLES_SINCE_VERSION_3 : []), ...(version < 4 ? TABLES_SINCE_VERSION_4 : []),
+    ...(version < 5 ? TABLES_SINCE_VERSION_5 : []),
   ]
   return TABLES.filter((table) => !later.includes(table))
 }
@@ -241,6 +249,9 @@ export async function importSite(db: Db, store: FileStore, dir: string): Promise
     await clearImportMarker(db).catch(() => {})
     throw error
   }
+  // The search index, built from the rows now, so the site is searchable as soon as it starts (the server's
+  // sweep would index what is missing too, a little after it starts).
+  await indexMissingPacks(db)
   const rows = TABLES.reduce((sum, table) => sum + tables[table].length, 0)
   return { rows, files: written.length, bytes }
 }

@@ -12,6 +12,7 @@ import { packChanged } from '../update-check/service.js'
 import { actorOf, packFor, type PackChanger, type PacksDeps } from './service.js'
 import { releaseClaims } from './archive-claims.js'
 import { deletePackRow, holdPackId, packFileIds } from './versions-repository.js'
+import { unindexPack } from './search-service.js'
 
 const DAY_MS = 86_400_000
 
@@ -22,6 +23,8 @@ export async function deletePack(deps: PacksDeps, actor: PackChanger, namespace:
   const heldUntil = nowIso(now + PACK_ID_HOLD_DAYS * DAY_MS)
   const storageKeys = await deps.db.transaction().execute(async (trx) => {
     const fileIds = await packFileIds(trx, pack.id)
+    // Its words leave the search's vocabulary (the index rows would go with the pack, their counts would not).
+    await unindexPack(trx, pack.id)
     if (!(await deletePackRow(trx, pack.id))) throw new NotFound('pack not found')
     const unused = await filesNotInUse(trx, fileIds)
     await deleteFileRows(trx, unused.map((f) => f.id))

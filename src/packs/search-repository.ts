@@ -93,7 +93,10 @@ export async function writePackEntry(db: Db, packRowId: string, searchSeq: numbe
     title_words: padded(document.title), names_words: padded(document.names), tags_words: padded(document.tags),
     category_words: padded(document.category), summary_words: padded(document.summary), description_words: padded(document.description),
   }
-  await db.insertInto('pack_search').values({ pack_row_id: packRowId, ...fields })
+  // A new entry starts from the downloads already counted per day (a site moved in by import carries them):
+  // trending is otherwise kept up to date as downloads are counted, and not rewritten here.
+  const trending = sql<number>`(select coalesce(sum(downloads), 0) from pack_daily_downloads where pack_row_id = ${packRowId})`
+  await db.insertInto('pack_search').values({ pack_row_id: packRowId, ...fields, trending })
     .onConflict((oc) => oc.column('pack_row_id').doUpdateSet(fields))
     .execute()
   if (engine === 'postgres') {
@@ -139,6 +142,18 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
   const out: T[][] = []
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size))
   return out
+}
+
+/**
+ * Takes a pack's entry out of the index before the pack is deleted, its words
+ * out of the vocabulary's counts (the foreign keys would remove the rows, but
+ * not the counts). The delete takes the entry's row lock and reads the words
+ * as they are then, so an index write of the same pack committed meanwhile is
+ * the one taken back.
+ */
+export async function deletePackEntry(db: Db, packRowId: string): Promise<void> {
+  const entry = await db.deleteFrom('pack_search').where('pack_row_id', '=', packRowId).returning('terms').executeTakeFirst()
+  if (entry) await moveTermCounts(db, entry.terms.split(' ').filter(Boolean), [])
 }
 
 /** Packs not in the index yet (a site moved in by import or restore), after `after` in row id order. */

@@ -9,7 +9,7 @@ import { RELEASES } from '../minecraft/formats.js'
 import { describeDeclaration } from '../minecraft/releases.js'
 import { loadPackSummaries, SEARCH_LIMIT, type PackSummaryRecord } from './repository.js'
 import {
-  anyTermStartsWith, categoryIdsByKeys, countHits, facetCounts, foldTrendingWindow, packsWithoutEntry,
+  anyTermStartsWith, categoryIdsByKeys, countHits, deletePackEntry, facetCounts, foldTrendingWindow, packsWithoutEntry,
   readPackSource, searchPage, tagIdsByNames, termDocs, termsNear, writePackEntry,
   type FacetName, type PackDocument, type SearchQuery, type SearchSort, type WordMatch,
 } from './search-repository.js'
@@ -97,6 +97,12 @@ export async function reindexPack(db: Db, packRowId: string): Promise<void> {
   const terms = [...new Set(Object.values(document).flatMap((text: string) => (text === '' ? [] : text.split(' '))))].sort()
   const oldTerms = source.terms ? source.terms.split(' ').filter(Boolean) : []
   await writePackEntry(db, packRowId, source.searchSeq, document, { publicVersions: source.versions.length, kinds, releases: [...releases] }, oldTerms, terms)
+}
+
+/** Takes a pack out of the index in the transaction that deletes it: its words stop counting in the vocabulary. */
+export async function unindexPack(db: Db, packRowId: string): Promise<void> {
+  forgetFacetCounts()
+  await deletePackEntry(db, packRowId)
 }
 
 /** Indexes the packs that have no entry yet (a site moved in by import or restore), a page at a time; how many. */

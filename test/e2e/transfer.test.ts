@@ -12,7 +12,7 @@ import { createHash, randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { openDatabase, type Db } from '../../src/db/index.js'
-import { TABLES, TABLES_SINCE_VERSION_2, TABLES_SINCE_VERSION_3, TABLES_SINCE_VERSION_4 } from '../../src/maintenance/transfer-repository.js'
+import { TABLES, TABLES_SINCE_VERSION_2, TABLES_SINCE_VERSION_3, TABLES_SINCE_VERSION_4, TABLES_SINCE_VERSION_5 } from '../../src/maintenance/transfer-repository.js'
 import { openFileStore } from '../../src/storage/index.js'
 import { TEST_DATABASE_URL } from '../helpers/database.js'
 import { addPendingUpload, seedDemoSite, type DemoSite } from '../helpers/demo.js'
@@ -85,6 +85,31 @@ async function snapshot(backend: Backend): Promise<Snapshot> {
     return { rows, files }
   } finally {
     await store.close()
+    await db.destroy()
+  }
+}
+
+/**
+ * The search index as a site's search sees it, by namespace:pack_id (row ids travel, but say less in a failure):
+ * each pack's words, kinds, public versions and trending figure, its releases, and the vocabulary's counts.
+ */
+async function searchIndexOf(backend: Backend): Promise<unknown> {
+  const db: Db = await openDatabase(backend.databaseUrl)
+  try {
+    const entries = await db.selectFrom('pack_search').innerJoin('packs', 'packs.id', 'pack_search.pack_row_id')
+      .select(['packs.namespace', 'packs.pack_id', 'pack_search.terms', 'pack_search.kinds', 'pack_search.public_versions', 'pack_search.trending'])
+      .execute()
+    const releases = await db.selectFrom('pack_releases').innerJoin('packs', 'packs.id', 'pack_releases.pack_row_id')
+      .select(['packs.namespace', 'packs.pack_id', 'pack_releases.release']).execute()
+    const terms = await db.selectFrom('search_terms').select(['term', 'docs']).execute()
+    const packs = Number((await db.selectFrom('packs').select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow()).n)
+    return {
+      indexed: `${entries.length} of ${packs} packs`,
+      entries: entries.map((e) => `${e.namespace}:${e.pack_id} kinds ${Number(e.kinds)} public ${Number(e.public_versions)} trending ${Number(e.trending)} | ${e.terms}`).sort(),
+      releases: releases.map((r) => `${r.namespace}:${r.pack_id} ${r.release}`).sort(),
+      terms: terms.map((t) => `${t.term} ${Number(t.docs)}`).sort(),
+    }
+  } finally {
     await db.destroy()
   }
 }
@@ -216,6 +241,8 @@ describe('moving a site between backends', () => {
     const target = await scaledBackend()
     await move(source, target)
     assert.deepEqual(await snapshot(target), before_)
+    // The search index is not in the export: the import built it from the rows, trending from the daily downloads.
+    assert.deepEqual(await searchIndexOf(target), await searchIndexOf(source))
 
     const moved = await startServer({ env: { ...target.env } })
     try {
@@ -239,6 +266,16 @@ describe('moving a site between backends', () => {
       assert.ok(stored, 'the export holds the signing keys')
       const keyId = (JSON.parse(stored.value) as { keys: { id: string }[] }).keys.at(-1)!.id
       assert.match(latest.headers.get('packs-signature') ?? '', new RegExp(`^keyid="${keyId}", sig=:`))
+      // Searchable at once: words, a typo, a filter and the trending sort (the downloaded pack first).
+      const search = async (query: string) => {
+        const res = await fetch(`${moved.url}/api/packs/?${query}`, { headers: { 'x-master-password': SITE_PASSWORD } })
+        assert.equal(res.status, 200, query)
+        return ((await res.json()) as { items: { namespace: string; pack_id: string }[] }).items.map((p) => `${p.namespace}:${p.pack_id}`)
+      }
+      assert.deepEqual(await search('q=mossy%20dungeons'), [demo.packs[0]])
+      assert.deepEqual(await search('q=dungeosn'), [demo.packs[0]])
+      assert.equal((await search('sort=trending&kind=data'))[0], demo.packs[0])
+      assert.ok(!(await search('q=crisp')).includes(demo.packs[1]!), 'the hidden pack stays out of search')
     } finally {
       await moved.stop()
     }
@@ -315,7 +352,7 @@ describe('moving a site between backends', () => {
     // Turn it into what the previous release wrote: no new tables, no new columns, version 1.
     const manifestFile = path.join(dir, 'manifest.json')
     const manifest = JSON.parse(fs.readFileSync(manifestFile, 'utf8')) as { version: number; tables: Record<string, number> }
-    assert.equal(manifest.version, 4, 'this release writes version 4')
+    assert.equal(manifest.version, 5, 'this release writes version 5')
     const added: Record<string, string[]> = {
       packs: ['hidden_at', 'revision', 'downloads', 'short_id'], versions: ['yanked_at', 'downloads', 'short_id'], users: ['disabled_at'], api_tokens: ['scope'],
       files: ['pack_kind', 'min_format', 'min_format_minor', 'max_format', 'max_format_minor'],
@@ -326,7 +363,7 @@ describe('moving a site between backends', () => {
       for (const row of rows) for (const column of columns) delete row[column]
       fs.writeFileSync(file, rows.map((row) => JSON.stringify(row) + '\n').join(''))
     }
-    for (const table of [...TABLES_SINCE_VERSION_2, ...TABLES_SINCE_VERSION_3, ...TABLES_SINCE_VERSION_4]) {
+    for (const table of [...TABLES_SINCE_VERSION_2, ...TABLES_SINCE_VERSION_3, ...TABLES_SINCE_VERSION_4, ...TABLES_SINCE_VERSION_5]) {
       fs.rmSync(path.join(dir, 'tables', `${table}.jsonl`))
       delete manifest.tables[table]
     }
@@ -340,7 +377,7 @@ describe('moving a site between backends', () => {
       // Archive claims are made again on import from the versions (each archive's first publishing pack): the
       // held claims of deleted packs have no version left to be rebuilt from. Staff's permits are new.
       const expected = table === 'archive_claims' ? before_.rows[table]!.filter((row) => (JSON.parse(row) as { held_until: string | null }).held_until === null).length
-        : [...TABLES_SINCE_VERSION_2, ...TABLES_SINCE_VERSION_3, ...TABLES_SINCE_VERSION_4].includes(table as never) ? 0 : before_.rows[table]!.length
+        : [...TABLES_SINCE_VERSION_2, ...TABLES_SINCE_VERSION_3, ...TABLES_SINCE_VERSION_4, ...TABLES_SINCE_VERSION_5].includes(table as never) ? 0 : before_.rows[table]!.length
       assert.equal(after.rows[table]!.length, expected, `${table}: ${expected} rows`)
     }
     assert.deepEqual(after.files, before_.files)
@@ -354,10 +391,10 @@ describe('moving a site between backends', () => {
     for (const file of rows('files')) assert.deepEqual([file.pack_kind, file.min_format, file.max_format], [null, null, null])
 
     // A version this release does not know is refused in one line.
-    manifest.version = 5
+    manifest.version = 6
     fs.writeFileSync(manifestFile, JSON.stringify(manifest))
     assertRefused(await runCli(['import', dir], undefined, embeddedBackend().env),
-      `${dir} is a packs export of version 5; this release imports versions 1, 2, 3, 4 (a newer export needs a newer release)`)
+      `${dir} is a packs export of version 6; this release imports versions 1, 2, 3, 4, 5 (a newer export needs a newer release)`)
   })
 
   test('export refuses a directory that is not empty', async () => {
