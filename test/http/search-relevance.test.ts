@@ -9,12 +9,16 @@ import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { PROJECT_ROOT } from '../../src/config/paths.js'
 import { siteWith, type TestSite, type TestUser } from '../helpers/app.js'
 import { TEST_DATABASE_URL } from '../helpers/database.js'
 import { PACKS, QUERIES, corpusHash, seedCorpus } from '../helpers/search-corpus.js'
 import { publishPack } from '../helpers/packs.js'
 import { png, zip } from '../helpers/fixtures.js'
+
+/** Hashed as this module is evaluated, just after the search modules were loaded: see searchCodeHash. */
+const SEARCH_CODE = searchCodeHash()
 
 interface ListAnswer {
   items: Array<{ id: string; title: string }>
@@ -203,26 +207,33 @@ function combination(): string {
   return process.env.PACKS_TEST_BACKENDS ?? (TEST_DATABASE_URL ? 'scaled' : 'sqlite')
 }
 
-/** The search code: what the results of the two combinations must both come from to be compared. */
+/**
+ * The search code this process runs: what the results of the two combinations must both come from to be
+ * compared. Read from the modules as loaded (the build in dist/ when run by scripts/run-tests.js, the sources
+ * under tsx), and when this module is evaluated, right after they were imported: the checkout is shared, and
+ * someone else's build may replace dist/ while this file's tests run.
+ */
 function searchCodeHash(): string {
+  const src = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'src')
   const hash = createHash('sha256')
   const sources = [
-    ...listSources(path.join(PROJECT_ROOT, 'src', 'packs'), (name) => name.startsWith('search')),
-    ...listSources(path.join(PROJECT_ROOT, 'src', 'db', 'migrations'), (name) => name.includes('search')),
+    ...listModules(path.join(src, 'packs'), (name) => name.startsWith('search')),
+    ...listModules(path.join(src, 'db', 'migrations'), (name) => name.includes('search')),
   ]
-  for (const file of sources) hash.update(file).update(fs.readFileSync(file))
+  for (const file of sources) hash.update(path.basename(file)).update(fs.readFileSync(file))
   return hash.digest('hex').slice(0, 16)
 }
 
-function listSources(dir: string, wanted: (name: string) => boolean): string[] {
+function listModules(dir: string, wanted: (name: string) => boolean): string[] {
   if (!fs.existsSync(dir)) return []
-  return fs.readdirSync(dir).filter((name) => name.endsWith('.ts') && wanted(name)).sort().map((name) => path.join(dir, name))
+  return fs.readdirSync(dir).filter((name) => /\.(js|ts)$/.test(name) && wanted(name)).sort().map((name) => path.join(dir, name))
 }
+
 
 const COMPARE_ROOT = path.join(PROJECT_ROOT, 'node_modules', '.cache', 'packs', 'search-compare')
 
 function compareDirectory(): string {
-  return path.join(COMPARE_ROOT, `${corpusHash()}-${searchCodeHash()}`)
+  return path.join(COMPARE_ROOT, `${corpusHash()}-${SEARCH_CODE}`)
 }
 
 /** Results of other corpora or search code, a day old: nothing will compare with them any more. */
