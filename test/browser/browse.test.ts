@@ -139,6 +139,13 @@ describe('browse page in a browser', { timeout: 240_000 }, () => {
     await page.getByRole('link', { name: 'Without the category Theme' }).click()
     await page.waitForURL((url) => url.search === '?q=quest')
     await waitForTitles(page, ['Quest Book'])
+    // Dropping the words by their link empties the search box too: the next filter does not bring them back.
+    await page.getByRole('link', { name: 'Remove the words “quest”' }).click()
+    await page.waitForURL((url) => url.search === '')
+    assert.equal(await page.getByLabel('Search packs').inputValue(), '')
+    await page.getByRole('checkbox', { name: /^Kind/ }).check()
+    await page.waitForURL((url) => url.search === '?categories=kind')
+    await waitForTitles(page, ['Quest Book'])
     assert.equal(await sameDocument(page), true, 'no page load')
     assertNoProblems(site)
   })

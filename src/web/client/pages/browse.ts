@@ -38,7 +38,7 @@ function setUpBrowse(form: HTMLFormElement, results: HTMLElement, options: HTMLE
   }
 
   /** Fetches the page of `url` and shows it; history is already where it should be. */
-  async function show(url: string, restoreForm: boolean): Promise<void> {
+  async function show(url: string): Promise<void> {
     inFlight?.abort()
     const controller = new AbortController()
     inFlight = controller
@@ -69,21 +69,27 @@ function setUpBrowse(form: HTMLFormElement, results: HTMLElement, options: HTMLE
     const summary = document.querySelector('.filter-details > summary')
     const nextSummary = next.querySelector('.filter-details > summary')
     if (summary && nextSummary) summary.innerHTML = nextSummary.innerHTML
-    if (restoreForm) {
-      const nextQ = next.getElementById('search-q')
-      if (nextQ instanceof HTMLInputElement) q.value = nextQ.value
-      for (const name of ['owner', 'member']) syncHidden(form, next, name)
-    }
+    for (const name of ['owner', 'member']) syncHidden(form, next, name)
     document.title = next.title
     for (const button of document.querySelectorAll<HTMLButtonElement>('.apply-filters')) button.hidden = true
     if (live) live.textContent = document.getElementById('result-count')?.textContent ?? ''
   }
 
-  function go(url: string, mode: 'push' | 'replace'): void {
+  /**
+   * The search box as the URL has it. Only for a state that comes from
+   * elsewhere (a link, Back): while typing, the box is the source, and a
+   * search that comes back must not undo the letters typed meanwhile.
+   */
+  function fillSearchBox(url: string): void {
+    q.value = new URL(url, location.href).searchParams.get('q') ?? ''
+  }
+
+  function go(url: string, mode: 'push' | 'replace', fromLink = false): void {
     if (url === location.pathname + location.search) return
     if (mode === 'push') history.pushState(null, '', url)
     else history.replaceState(null, '', url)
-    void show(url, false)
+    if (fromLink) fillSearchBox(url)
+    void show(url)
   }
 
   q.addEventListener('input', () => {
@@ -113,14 +119,15 @@ function setUpBrowse(form: HTMLFormElement, results: HTMLElement, options: HTMLE
     const url = new URL(link.href, location.href)
     if (url.origin !== location.origin || url.pathname !== '/' || link.target) return
     event.preventDefault()
-    go(url.pathname + url.search, 'push')
+    go(url.pathname + url.search, 'push', true)
     // A new page of results starts at its top.
     if (link.closest('.pagination')) results.scrollIntoView({ block: 'start' })
   })
 
   window.addEventListener('popstate', () => {
     clearTimeout(typingTimer)
-    void show(location.pathname + location.search, true)
+    fillSearchBox(location.href)
+    void show(location.pathname + location.search)
   })
 }
 
