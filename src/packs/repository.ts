@@ -2,6 +2,8 @@
 // lower case, so every lookup here takes lower-cased keys and the unique index
 // (namespace, pack_id) serves it directly.
 import { SqliteAdapter, expressionBuilder, sql, type ExpressionBuilder, type Insertable, type Selectable, type SelectQueryBuilder } from 'kysely'
+import { USERNAME_PATTERN } from '../api/constants.js'
+import { prefixUpperBound } from '../accounts/users-repository.js'
 import type { Db } from '../db/index.js'
 import type { Database, FilesTable, PacksTable, VersionsTable } from '../db/schema.js'
 import type { PackDeclaration } from '../minecraft/declaration.js'
@@ -326,6 +328,48 @@ async function tagsOfPacks(db: Db, packIds: readonly string[]): Promise<Map<stri
  * most of 100,000 packs would otherwise be counted in full on every page view.
  */
 export const SEARCH_LIMIT = 1000
+
+/**
+ * How many accounts a search's text may name (see userIdsNamedBy): their
+ * packs join the words' matches. A short prefix can name thousands of people
+ * on a large site; the first 50 by username (the exact name, when there is
+ * one, is always the first) keep the lookup and the packs it adds to a few
+ * index reads, as a search box's suggestions are cut. 50 is more than any
+ * prefix of two or more letters names on a site of a few thousand players.
+ */
+export const NAMED_USERS_LIMIT = 50
+
+/**
+ * The username a search's text may be, in lower case (usernames are unique in
+ * lower case, users.username_lower): the text trimmed, with one "@" before it
+ * dropped, as people write names. Undefined when no username could start with
+ * it (a space, a pattern character and the like).
+ */
+export function usernameOfSearch(q: string): string | undefined {
+  const name = q.trim().replace(/^@/, '')
+  return USERNAME_PATTERN.test(name) ? name.toLowerCase() : undefined
+}
+
+/**
+ * Ids of the accounts a search's text names: the username equal to it, or,
+ * from two characters on, every username starting with it (one letter names
+ * only itself, as one-letter words of a search match only themselves), at most
+ * NAMED_USERS_LIMIT, by username. A range on the unique index of username_lower
+ * (its "C" collation on PostgreSQL orders it by code point, as SQLite does), so
+ * `%` and `_` are plain characters and no more than the first matches are read.
+ * Disabled accounts name nobody: they may do nothing in a team, and their own
+ * packs are unlisted anyway.
+ */
+export async function userIdsNamedBy(db: Db, q: string): Promise<string[]> {
+  const name = usernameOfSearch(q)
+  if (name === undefined) return []
+  let query = db.selectFrom('users').select('users.id').where('users.disabled_at', 'is', null)
+  query = [...name].length === 1
+    ? query.where('users.username_lower', '=', name)
+    : query.where('users.username_lower', '>=', name).where('users.username_lower', '<', prefixUpperBound(name))
+  const rows = await query.orderBy('users.username_lower').limit(NAMED_USERS_LIMIT).execute()
+  return rows.map((r) => r.id)
+}
 
 // "Listed": what the public sees. Spelled as literals, as the partial indexes of migration 0007 are, so
 // that both engines use those indexes (a bound parameter in their place would not match them).

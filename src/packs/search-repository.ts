@@ -226,11 +226,18 @@ export interface SearchQuery {
   /** Tag ids, all of. */
   tagIds?: string[] | undefined
   updatedSince?: string | undefined
+  /**
+   * Accounts the search's text names (src/packs/repository.ts userIdsNamedBy): the packs they own or are in
+   * the team of (accepted) match too, besides those the words match.
+   */
+  namedUserIds?: string[] | undefined
 }
 
 /** A search's conditions, each a piece of SQL over `packs` and `pack_search`, by the facet it belongs to. */
 interface SearchConditions {
   words: WordMatch[]
+  /** Accounts whose packs match besides the words' (only when there are words). */
+  named: readonly string[]
   /** Conditions that are not a facet (visibility, owner, member). */
   always: RawBuilder<boolean>[]
   kind?: RawBuilder<boolean> | undefined
@@ -251,7 +258,7 @@ function conditionsOf(query: SearchQuery): SearchConditions {
     always.push(sql<boolean>`(packs.owner_id = ${query.memberId} or packs.id in (select pack_row_id from pack_members
       where user_id = ${query.memberId} and accepted_at is not null))`)
   }
-  const conditions: SearchConditions = { words: query.words, always }
+  const conditions: SearchConditions = { words: query.words, named: query.words.length > 0 ? query.namedUserIds ?? [] : [], always }
   if (query.kinds !== undefined) {
     conditions.kind = query.kinds.length === 0 ? NOTHING
       : sql<boolean>`(${sql.join(query.kinds.map((bit) => sql`(pack_search.kinds & ${sql.lit(bit)}) = ${sql.lit(bit)}`), sql` or `)})`
@@ -287,10 +294,15 @@ function tsquery(words: readonly WordMatch[]): string {
   return words.map((w) => `(${[...(w.prefix !== null ? [`'${w.prefix}':*`] : []), ...w.exact.map((t) => `'${t}'`)].join(' | ')})`).join(' & ')
 }
 
-/** The FROM of a search: packs with their index entry, and the text table when there are words (SQLite). */
-function source(engine: Engine, words: readonly WordMatch[], sort?: SearchSort): RawBuilder<unknown> {
+/**
+ * The FROM of a search: packs with their index entry, and the text table when there are words (SQLite), unless
+ * the text also names people: then the words' matches are one of the sets textCondition joins.
+ */
+function source(engine: Engine, words: readonly WordMatch[], sort?: SearchSort, named: readonly string[] = []): RawBuilder<unknown> {
   if (words.length > 0 && engine === 'sqlite') {
-    return sql`pack_text join packs on packs.search_seq = pack_text.rowid join pack_search on pack_search.pack_row_id = packs.id`
+    return named.length > 0
+      ? sql`packs join pack_search on pack_search.pack_row_id = packs.id`
+      : sql`pack_text join packs on packs.search_seq = pack_text.rowid join pack_search on pack_search.pack_row_id = packs.id`
   }
   // Trending without words: walked down pack_search's trending index, each pack looked up, rather than every
   // listed pack read and sorted. SQLite's CROSS JOIN keeps that order of the tables; PostgreSQL plans it alone.
@@ -298,16 +310,31 @@ function source(engine: Engine, words: readonly WordMatch[], sort?: SearchSort):
   return sql`packs join pack_search on pack_search.pack_row_id = packs.id`
 }
 
-function textCondition(engine: Engine, words: readonly WordMatch[]): RawBuilder<boolean> | undefined {
+/**
+ * The words' condition; with people named, the packs the words match or those people make, as one set of ids:
+ * each part read by its own index (the text index; packs_owner; pack_members_user), their union then looked up
+ * by primary key. An OR of the three would not be: FTS5 takes no MATCH under an OR, and PostgreSQL would test
+ * every listed pack against the other two.
+ */
+function textCondition(engine: Engine, words: readonly WordMatch[], named: readonly string[] = []): RawBuilder<boolean> | undefined {
   if (words.length === 0) return undefined
-  return engine === 'sqlite'
-    ? sql<boolean>`pack_text match ${ftsExpression(words)}`
-    : sql<boolean>`pack_search.document @@ to_tsquery('simple', ${tsquery(words)})`
+  if (named.length === 0) {
+    return engine === 'sqlite'
+      ? sql<boolean>`pack_text match ${ftsExpression(words)}`
+      : sql<boolean>`pack_search.document @@ to_tsquery('simple', ${tsquery(words)})`
+  }
+  const byWords = engine === 'sqlite'
+    ? sql`select by_text.id from pack_text join packs as by_text on by_text.search_seq = pack_text.rowid where pack_text match ${ftsExpression(words)}`
+    : sql`select by_text.pack_row_id from pack_search as by_text where by_text.document @@ to_tsquery('simple', ${tsquery(words)})`
+  const ids = sql.join([...named])
+  return sql<boolean>`packs.id in (${byWords}
+    union select owned.id from packs as owned where owned.owner_id in (${ids})
+    union select team.pack_row_id from pack_members as team where team.user_id in (${ids}) and team.accepted_at is not null)`
 }
 
 function whereOf(engine: Engine, conditions: SearchConditions, leaveOut?: FacetName): RawBuilder<boolean> {
   const parts: RawBuilder<boolean>[] = [...conditions.always]
-  const text = textCondition(engine, conditions.words)
+  const text = textCondition(engine, conditions.words, conditions.named)
   if (text) parts.push(text)
   for (const name of ['kind', 'mc', 'categories', 'tags', 'updated'] as const) {
     const condition = conditions[name]
@@ -368,7 +395,7 @@ function orderOf(engine: Engine, sort: SearchSort, words: readonly WordMatch[]):
 export async function searchPage(db: Db, query: SearchQuery, sort: SearchSort, page: { limit: number; offset: number }): Promise<string[]> {
   const engine = engineOf(db)
   const conditions = conditionsOf(query)
-  const result = await sql<{ id: string }>`select packs.id from ${source(engine, conditions.words, sort)}
+  const result = await sql<{ id: string }>`select packs.id from ${source(engine, conditions.words, sort, conditions.named)}
     where ${whereOf(engine, conditions)} order by ${orderOf(engine, sort, conditions.words)}
     limit ${page.limit} offset ${page.offset}`.execute(db)
   return result.rows.map((r) => r.id)
@@ -378,7 +405,7 @@ export async function searchPage(db: Db, query: SearchQuery, sort: SearchSort, p
 export async function countHits(db: Db, query: SearchQuery, cap: number): Promise<number> {
   const engine = engineOf(db)
   const conditions = conditionsOf(query)
-  const result = await sql<{ n: number | string }>`select count(*) as n from (select 1 from ${source(engine, conditions.words)}
+  const result = await sql<{ n: number | string }>`select count(*) as n from (select 1 from ${source(engine, conditions.words, undefined, conditions.named)}
     where ${whereOf(engine, conditions)} limit ${cap + 1}) as hits`.execute(db)
   return Number(result.rows[0]?.n ?? 0)
 }
@@ -387,7 +414,7 @@ export async function countHits(db: Db, query: SearchQuery, cap: number): Promis
 export async function facetCounts(db: Db, query: SearchQuery, facet: FacetName, windows?: Record<string, string>): Promise<Array<{ value: string; count: number }>> {
   const engine = engineOf(db)
   const conditions = conditionsOf(query)
-  const from = source(engine, conditions.words)
+  const from = source(engine, conditions.words, undefined, conditions.named)
   const where = whereOf(engine, conditions, facet)
   let rows: Array<{ value: string | null; n: number | string }>
   switch (facet) {

@@ -7,7 +7,7 @@ import { BadRequest } from '../errors.js'
 import { declarationOf } from '../files/repository.js'
 import { RELEASES } from '../minecraft/formats.js'
 import { describeDeclaration } from '../minecraft/releases.js'
-import { loadPackSummaries, SEARCH_LIMIT, type PackSummaryRecord } from './repository.js'
+import { loadPackSummaries, SEARCH_LIMIT, userIdsNamedBy, type PackSummaryRecord } from './repository.js'
 import {
   anyTermStartsWith, categoryIdsByKeys, countHits, deletePackEntry, facetCounts, foldTrendingWindow, packsWithoutEntry,
   readPackSource, searchPage, tagIdsByNames, termDocs, termsNear, writePackEntry,
@@ -222,8 +222,11 @@ async function matchesOf(db: Db, q: string): Promise<WordMatch[]> {
 
 /** The search as plain values; null when a name in it matches nothing (no pack can match). */
 async function resolve(db: Db, search: PackSearch): Promise<SearchQuery | null> {
+  const words = search.q ? await matchesOf(db, search.q) : []
   const query: SearchQuery = {
-    words: search.q ? await matchesOf(db, search.q) : [],
+    words,
+    // The text may also be a username, or its start ("bob", "@bob"): those people's packs match as well.
+    namedUserIds: words.length > 0 ? await userIdsNamedBy(db, search.q!) : undefined,
     includeHidden: search.includeHidden === true,
     ownerId: search.ownerId,
     memberId: search.memberId,
