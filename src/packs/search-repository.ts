@@ -118,22 +118,28 @@ export async function writePackEntry(db: Db, packRowId: string, searchSeq: numbe
 }
 
 /**
- * The vocabulary's counts, from a document's old words to its new ones. In
- * sorted order, so two transactions that change the same words take their
- * row locks in the same order (PostgreSQL) and cannot deadlock.
+ * The vocabulary's counts, from a document's old words to its new ones: one
+ * pass over the words added (+1) and gone (-1) together, in sorted order, as
+ * upserts. Two transactions that change the same words then take their row
+ * locks in the same order (PostgreSQL) and cannot deadlock; added words first
+ * and gone words after would not do: one edit that adds what another takes
+ * away locks the two sets in opposite orders. The rows that reach 0 are
+ * removed last (this transaction holds their locks already).
  */
 async function moveTermCounts(db: Db, oldTerms: readonly string[], newTerms: readonly string[]): Promise<void> {
   const before = new Set(oldTerms)
   const after = new Set(newTerms)
-  const gone = [...before].filter((t) => !after.has(t)).sort()
-  const added = [...after].filter((t) => !before.has(t)).sort()
-  for (const chunk of chunks(added, 200)) {
-    await db.insertInto('search_terms').values(chunk.map((term) => ({ term, docs: 1 })))
-      .onConflict((oc) => oc.column('term').doUpdateSet({ docs: sql`search_terms.docs + 1` }))
+  const changes = [
+    ...[...after].filter((t) => !before.has(t)).map((term) => ({ term, docs: 1 })),
+    ...[...before].filter((t) => !after.has(t)).map((term) => ({ term, docs: -1 })),
+  ].sort((a, b) => (a.term < b.term ? -1 : a.term > b.term ? 1 : 0))
+  for (const chunk of chunks(changes, 200)) {
+    await db.insertInto('search_terms').values(chunk)
+      .onConflict((oc) => oc.column('term').doUpdateSet({ docs: sql`search_terms.docs + excluded.docs` }))
       .execute()
   }
+  const gone = changes.filter((c) => c.docs < 0).map((c) => c.term)
   for (const chunk of chunks(gone, 200)) {
-    await db.updateTable('search_terms').set({ docs: sql`docs - 1` }).where('term', 'in', chunk).execute()
     await db.deleteFrom('search_terms').where('term', 'in', chunk).where('docs', '<=', 0).execute()
   }
 }

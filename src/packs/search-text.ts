@@ -11,9 +11,18 @@ const MAX_WORD = 40
 /** Words a query may have; the rest are ignored (a search box, not a document). */
 export const MAX_QUERY_WORDS = 8
 
+/**
+ * Latin letters that NFKD does not split into a base letter and a mark, folded
+ * as pack ids fold them (src/packs/slugs.ts): "Ærø" is found by "aero", as its
+ * pack id is spelled, and "Straße" by "strasse".
+ */
+const FOLD: Record<string, string> = {
+  'ß': 'ss', 'æ': 'ae', 'œ': 'oe', 'ø': 'o', 'đ': 'd', 'ð': 'd', 'ł': 'l', 'þ': 'th', 'ı': 'i', 'ħ': 'h', 'ŧ': 't',
+}
+
 /** The words of a text, in order, repeats kept (a document's word counts weigh in its rank). */
 export function words(text: string): string[] {
-  const folded = text.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase()
+  const folded = text.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase().replace(/[ßæœøđðłþıħŧ]/g, (c) => FOLD[c]!)
   const found = folded.match(/[\p{L}\p{N}]+/gu) ?? []
   return found.map((word) => (word.length > MAX_WORD ? word.slice(0, MAX_WORD) : word))
 }

@@ -116,6 +116,13 @@ describe('what q matches', () => {
     assert.deepEqual(await titles({ q: 'ossianth' }), ['Xyloblast Towers'], 'found once the invitation is accepted')
   })
 
+  test('letters of any script, on both engines: Greek, Cyrillic, Japanese, accents and ligatures folded', async () => {
+    await publishPack(site, bob, { title: 'Greek Ελληνικά Σπίτια', summary: 'Кириллица и 日本語の家', description: 'ﬁligree Ærø' })
+    for (const q of ['ελληνικα', 'ΣΠΙΤΙΑ', 'σπίτ', 'кириллица', 'кирил', '日本語の家', '日本語', 'filigree', 'aero', 'ærø', 'AERØ']) {
+      assert.deepEqual(await titles({ q }), ['Greek Ελληνικά Σπίτια'], `q=${q}`)
+    }
+  })
+
   test('prefix: "drag" finds Dragon Lairs; typo: "dargon" has it in the top 3', async () => {
     await publishPack(site, alice, { title: 'Dragon Lairs', summary: 'Caves for dragons' })
     await publishPack(site, alice, { title: 'Dragonfruit Farms' })
@@ -389,6 +396,23 @@ describe('at the same moment', () => {
     assert.equal((await search({ q: `concurrix round${ROUNDS - 1}` })).total, 10)
     const rounds = await site.app.db.selectFrom('search_terms').select(['term', 'docs']).where('term', 'like', 'round%').execute()
     assert.deepEqual(rounds.map((r) => [r.term, Number(r.docs)]), [[`round${ROUNDS - 1}`, 10]], 'the earlier rounds\' words left the vocabulary')
+  })
+})
+
+describe('at the same moment, crossing', () => {
+  test('edits that each add the words another takes away (locks taken in opposite orders): no error, the vocabulary recounted', async () => {
+    // Two sets of many words: half the packs go from the first to the second while the other half go back.
+    const first = Array.from({ length: 150 }, (_, i) => `crossa${i}`).join(' ')
+    const second = Array.from({ length: 150 }, (_, i) => `crossb${i}`).join(' ')
+    const packs: PackJson[] = []
+    for (let i = 0; i < 10; i++) packs.push(await publishPack(site, alice, { title: `Crossix ${i}`, description: i % 2 ? first : second }))
+    for (let round = 0; round < 4; round++) {
+      const current = await Promise.all(packs.map(async (pack) => ((await ok(call('GET', packUrl(pack), alice))).json() as PackJson).revision))
+      const results = await Promise.all(packs.map((pack, i) =>
+        call('PATCH', packUrl(pack), alice, { revision: current[i], description: (i + round) % 2 ? second : first })))
+      assert.deepEqual(results.map((r) => r.statusCode), Array.from({ length: 10 }, () => 200), results.map((r) => r.body).filter((b) => !b.startsWith('{"namespace')).join('\n'))
+      await assertVocabularyRecounted(`after round ${round}`)
+    }
   })
 })
 

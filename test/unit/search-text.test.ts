@@ -14,6 +14,7 @@ describe('words', () => {
     assert.deepEqual(words('Café Élan naïve Ñandú'), ['cafe', 'elan', 'naive', 'nandu'])
     assert.deepEqual(words('Redstone_Rose x-ray 1.21 "quoted" (paren) a&b|c!d*e:f^g'), ['redstone', 'rose', 'x', 'ray', '1', '21', 'quoted', 'paren', 'a', 'b', 'c', 'd', 'e', 'f', 'g'])
     assert.deepEqual(words('ＡＢＣ１２３'), ['abc123'], 'full-width forms fold under NFKD')
+    assert.deepEqual(words('Straße Ærø Łódź ŒUVRE'), ['strasse', 'aero', 'lodz', 'oeuvre'], 'letters NFKD keeps whole fold as pack ids fold them')
     assert.deepEqual(words('  ...  !!! '), [])
     assert.deepEqual(words(''), [])
   })
