@@ -25,9 +25,13 @@ import { suggestTags } from '../src/packs/tags-repository.js'
 import { findNewestVersion } from '../src/update-check/repository.js'
 import { cliOk, lastLine, startServer, type RunningServer } from '../test/helpers/server.js'
 import { wrk, type WrkFigures } from './wrk.js'
+import { indexMissingPacks, reindexPack } from '../src/packs/search-service.js'
+import { categoryName, fileFormats, packDescription, packSummary, packTitle, searchCases, showSearchPlans, SUBJECTS, tagName, urlOf } from './scale-search.js'
 
 const SCALE = Number(process.env.SCALE ?? '1')
 const DURATION = Number(process.env.BENCH_DURATION ?? '5')
+/** SCALE_SEARCH_ONLY=1: seed, start, and measure search only (not the listing, autocomplete and mixed runs). */
+const SEARCH_ONLY = process.env.SCALE_SEARCH_ONLY === '1'
 const USERS = Math.round(1_000_000 * SCALE)
 const PACKS = Math.round(100_000 * SCALE)
 const VERSIONS_PER_PACK = 3
@@ -59,7 +63,7 @@ function packPathsOf(): string[] {
   })
 }
 
-async function seed(dataDir: string, databaseUrl: string): Promise<{ seconds: number; bytes: number; packPaths: string[] }> {
+async function seed(dataDir: string, databaseUrl: string): Promise<{ seconds: number; indexSeconds: number; bytes: number; packPaths: string[] }> {
   const started = Date.now()
   const db = await openDatabase(databaseUrl)
   await migrateToLatest(db)
@@ -83,11 +87,11 @@ async function seed(dataDir: string, databaseUrl: string): Promise<{ seconds: nu
     return { id: userIds[i], username, username_lower: username.toLowerCase(), password_hash: passwordHash, is_staff: 0, created_at: now, disabled_at: null }
   })
   const categoryIds = Array.from({ length: CATEGORIES }, () => randomUUID())
-  await bulk('categories', CATEGORIES, (i) => ({ id: categoryIds[i], key: `c${i}`, name: `Category ${word(i)}`, name_lower: `category ${word(i)}`, color: '#336699' }))
+  await bulk('categories', CATEGORIES, (i) => ({ id: categoryIds[i], key: `c${i}`, name: categoryName(i), name_lower: categoryName(i).toLowerCase(), color: '#336699' }))
   const tagIds: string[] = []
   await bulk('tags', CATEGORIES * TAGS_PER_CATEGORY, (i) => {
     tagIds.push(randomUUID())
-    const name = `${word(i + 7)}${i}`
+    const name = tagName(i)
     return { id: tagIds[i], name, name_lower: name.toLowerCase(), category_id: categoryIds[i % CATEGORIES] }
   })
   const fileIds: string[] = []
@@ -98,7 +102,7 @@ async function seed(dataDir: string, databaseUrl: string): Promise<{ seconds: nu
     return {
       id, storage_key: id, filename: `pack-${i}.zip`, content_type: 'application/zip', size: 10_000 + (i % 5000),
       sha256: (hex + hex).slice(0, 64), sha1: hex.slice(0, 32) + hex.slice(0, 8), created_at: now,
-      pack_kind: 'data', min_format: 48, min_format_minor: 0, max_format: 57, max_format_minor: null,
+      ...fileFormats(Math.floor(i / VERSIONS_PER_PACK), i % VERSIONS_PER_PACK), min_format_minor: 0, max_format_minor: null,
     }
   })
   const packIds: string[] = []
@@ -112,8 +116,8 @@ async function seed(dataDir: string, databaseUrl: string): Promise<{ seconds: nu
     packPaths.push(`${namespace}/${packId}`)
     const time = new Date(Date.parse(now) - i * 60_000).toISOString()
     return {
-      id, namespace, pack_id: packId, owner_id: userIds[owner], title: `${word(i + 3)} ${word(i * 13)} Pack`, summary: `A pack about ${word(i)}`,
-      description: `# ${word(i)}\n\nA seeded pack.`, category_id: categoryIds[i % CATEGORIES], thumbnail_file_id: null,
+      id, namespace, pack_id: packId, owner_id: userIds[owner], title: packTitle(i), summary: packSummary(i),
+      description: packDescription(i), category_id: categoryIds[i % CATEGORIES], thumbnail_file_id: null,
       created_at: time, updated_at: time, hidden_at: null, revision: 1, downloads: (i * 31) % 10_000, short_id: newShortId(),
     }
   })
@@ -127,16 +131,24 @@ async function seed(dataDir: string, databaseUrl: string): Promise<{ seconds: nu
     const pack = Math.floor(i / VERSIONS_PER_PACK)
     const n = i % VERSIONS_PER_PACK
     return {
-      id: randomUUID(), pack_id: packIds[pack], name: `1.${n}.0`, changelog: `Release ${n}`, pack_format: 48,
+      id: randomUUID(), pack_id: packIds[pack], name: `1.${n}.0`, changelog: `Release ${n}`, pack_format: fileFormats(pack, n).min_format,
       file_id: fileIds[i], created_at: new Date(Date.parse(now) - pack * 60_000 + n * 1000).toISOString(), yanked_at: null, downloads: n, short_id: newShortId(),
     }
   })
+  const seeded = Date.now()
+  // The search index, built as a site moved in by import has it built at its first start: each pack's entry in
+  // its own transaction. Then a trending figure per pack (as if downloads had been counted for a week).
+  const indexStarted = Date.now()
+  const indexed = await indexMissingPacks(db)
+  const indexSeconds = (Date.now() - indexStarted) / 1000
+  log(`  search index: ${indexed.toLocaleString('en')} packs in ${indexSeconds.toFixed(1)} s (${(indexSeconds * 1000 / Math.max(1, indexed)).toFixed(2)} ms a pack)`)
+  await sql`update pack_search set trending = (select packs.downloads % 997 from packs where packs.id = pack_search.pack_row_id)`.execute(db)
   const pgBytes = databaseUrl.startsWith('sqlite:') ? Number.NaN
     : Number((await sql<{ n: string }>`select pg_database_size(current_database()) as n`.execute(db)).rows[0]?.n)
   await db.destroy()
   const dbFile = path.join(dataDir, 'packs.db')
   const bytes = databaseUrl.startsWith('sqlite:') ? ['', '-wal', '-shm'].reduce((sum, ext) => sum + (fs.statSync(dbFile + ext, { throwIfNoEntry: false })?.size ?? 0), 0) : pgBytes
-  return { seconds: (Date.now() - started) / 1000, bytes, packPaths }
+  return { seconds: (seeded - started) / 1000, indexSeconds, bytes, packPaths }
 }
 
 async function main(): Promise<void> {
@@ -144,8 +156,8 @@ async function main(): Promise<void> {
   const dataDir = reuse ?? fs.mkdtempSync(path.join(os.tmpdir(), 'packs-scale-'))
   const databaseUrl = process.env.DATABASE_URL ?? `sqlite:${path.join(dataDir, 'packs.db')}`
   log(`Packs at scale ${SCALE}: ${USERS.toLocaleString('en')} users, ${PACKS.toLocaleString('en')} packs, ${(PACKS * VERSIONS_PER_PACK).toLocaleString('en')} versions, ${CATEGORIES * TAGS_PER_CATEGORY} tags in ${CATEGORIES} categories; ${databaseUrl.startsWith('sqlite:') ? 'SQLite' : 'PostgreSQL'}`)
-  const seeded = reuse ? { seconds: Number.NaN, bytes: Number.NaN, packPaths: packPathsOf() } : await seed(dataDir, databaseUrl)
-  if (!reuse) log(`seeded in ${seeded.seconds.toFixed(0)} s; database ${(seeded.bytes / 1024 / 1024).toFixed(0)} MiB`)
+  const seeded = reuse ? { seconds: Number.NaN, indexSeconds: Number.NaN, bytes: Number.NaN, packPaths: packPathsOf() } : await seed(dataDir, databaseUrl)
+  if (!reuse) log(`seeded in ${seeded.seconds.toFixed(0)} s, search index built in ${seeded.indexSeconds.toFixed(0)} s; database ${(seeded.bytes / 1024 / 1024).toFixed(0)} MiB`)
 
   // The gate password is given (a restart reads no generated one), otherwise no setting: as `npm start` runs it.
   const password = 'scale-site-password'
@@ -179,8 +191,8 @@ async function main(): Promise<void> {
     const randomPacks = sample(2000, () => seeded.packPaths[Math.floor(Math.random() * seeded.packPaths.length)]!)
     // More packs than the update-check keeps answers for (10,000): most asks are misses, read from the database.
     const manyPacks = sample(Math.min(30_000, seeded.packPaths.length), () => seeded.packPaths[Math.floor(Math.random() * seeded.packPaths.length)]!)
-    const tagNames = sample(500, () => { const i = Math.floor(Math.random() * CATEGORIES * TAGS_PER_CATEGORY); return `${word(i + 7)}${i}` })
-    const titleWords = sample(500, () => word(Math.floor(Math.random() * 400) + 20))
+    const tagNames = sample(500, () => tagName(Math.floor(Math.random() * CATEGORIES * TAGS_PER_CATEGORY)))
+    const titleWords = sample(500, () => SUBJECTS[Math.floor(Math.random() * SUBJECTS.length)]!.toLowerCase())
     const html = { ...gate, accept: 'text/html' }
     const browsing = [
       ...sample(200, () => `/?page=${1 + Math.floor(Math.random() * 5000)}`),
@@ -211,7 +223,10 @@ async function main(): Promise<void> {
       const over = figures.timeouts ? `  (${figures.timeouts} took over 2 s)` : ''
       log(`${name.padEnd(34)} ${figures.requestsPerSecond.toFixed(0).padStart(8)} ${figures.p50Ms.toFixed(2).padStart(8)} ${figures.p99Ms.toFixed(2).padStart(8)}${over}`)
     }
-    for (const [name, paths, headers] of requests) {
+    const searchResults = await measureSearch(server, databaseUrl, gate, staff, manyPacks, seeded.packPaths)
+    Object.assign(results, searchResults)
+    if (SEARCH_ONLY) log('\n(SCALE_SEARCH_ONLY=1: the other requests, the mixed run and their plans are left out)')
+    for (const [name, paths, headers] of SEARCH_ONLY ? [] : requests) {
       const probe = await fetch(`${server.url}${paths[0]}`, { headers })
       await probe.arrayBuffer()
       if (probe.status >= 400) {
@@ -223,6 +238,7 @@ async function main(): Promise<void> {
       row(name, figures)
     }
 
+    if (!SEARCH_ONLY) {
     // Mixed load: 20 connections browse and search (random pages, titles, tags) while updaters ask about random packs.
     log('\nmixed: 20 connections browsing and searching, 20 asking the update-check (30,000 random packs) at the same time')
     const [browsers, updaters] = await Promise.all([
@@ -260,6 +276,7 @@ async function main(): Promise<void> {
     results['statistics snapshot'] = { ms: snapshotMs, updateChecksDuring: during.length, slowestUpdateCheckMs: Math.max(...during) }
 
     if (databaseUrl.startsWith('sqlite:')) await showPlans(databaseUrl, tagNames[0]!, titleWords[0]!)
+    }
     fs.mkdirSync('.tmp', { recursive: true })
     fs.writeFileSync(path.join('.tmp', 'scale-results.json'), `${JSON.stringify({ scale: SCALE, seeded: { seconds: seeded.seconds, bytes: seeded.bytes }, coldStartMs, results }, null, 2)}\n`)
   } finally {
@@ -347,4 +364,99 @@ async function showPlans(databaseUrl: string, tag: string, titleWord: string): P
   }
   raw.close()
   await db.destroy()
+}
+
+const SEARCH_TARGETS = { p99Ms: 50, requestsPerSecond: 400, updateCheckP99Ms: 5, editMs: 5 }
+
+/**
+ * Search at this size: each search of scale-search.ts at 10 connections
+ * (p50, p99) and at 50 (searches a second), the update-check beside 20
+ * connections searching, a pack's edit through PATCH (the index entry written
+ * in its transaction) and the index write alone, and the plans of the SQL.
+ */
+async function measureSearch(server: RunningServer, databaseUrl: string, gate: Record<string, string>, staff: Record<string, string>,
+  manyPacks: string[], packPaths: string[]): Promise<Record<string, unknown>> {
+  const results: Record<string, unknown> = {}
+  const cases = searchCases(PACKS, CATEGORIES * TAGS_PER_CATEGORY, CATEGORIES, TAGS_PER_PACK)
+  const mark = (ok: boolean) => (ok ? '' : ' *')
+  log(`\nsearch, GET /api/packs/ (a random one of each line's queries a request)       10 connections        50 connections`)
+  log(`${'search'.padEnd(46)} ${'hits'.padStart(6)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'req/s'.padStart(8)} ${'p99 ms'.padStart(8)}`)
+  for (const { name, queries } of cases) {
+    const paths = queries.map(urlOf)
+    const probe = await fetch(`${server.url}${paths[0]}`, { headers: gate })
+    const body = await probe.json() as { total?: number; total_capped?: boolean; detail?: string }
+    if (probe.status !== 200) {
+      log(`${name.padEnd(46)} HTTP ${probe.status} ${body.detail ?? ''}`)
+      continue
+    }
+    const ten = await wrk(`${server.url}/`, { connections: 10, seconds: DURATION, headers: gate, paths, tolerateTimeouts: true })
+    const fifty = await wrk(`${server.url}/`, { connections: 50, seconds: DURATION, headers: gate, paths, tolerateTimeouts: true })
+    results[`search: ${name}`] = { example: paths[0], hits: body.total, ten, fifty }
+    const hits = `${body.total ?? '?'}${body.total_capped ? '+' : ''}`
+    log(`${name.padEnd(46)} ${hits.padStart(6)} ${ten.p50Ms.toFixed(2).padStart(8)} ${ten.p99Ms.toFixed(2).padStart(8)}${mark(ten.p99Ms <= SEARCH_TARGETS.p99Ms)}`
+      + `${fifty.requestsPerSecond.toFixed(0).padStart(8)}${mark(fifty.requestsPerSecond >= SEARCH_TARGETS.requestsPerSecond)} ${fifty.p99Ms.toFixed(2).padStart(8)}`
+      + `${ten.timeouts || fifty.timeouts ? `  (${(ten.timeouts ?? 0) + (fifty.timeouts ?? 0)} over 2 s)` : ''}`)
+  }
+  log(`  (* misses the target: p99 <= ${SEARCH_TARGETS.p99Ms} ms at 10 connections, >= ${SEARCH_TARGETS.requestsPerSecond} searches a second at 50)`)
+
+  // The update-check while 20 connections search (every query above, at random): two wrk at once.
+  const everySearch = cases.flatMap((c) => c.queries.map(urlOf))
+  const [searching, updating] = await Promise.all([
+    wrk(`${server.url}/`, { connections: 20, seconds: DURATION, headers: gate, paths: everySearch, tolerateTimeouts: true }),
+    wrk(`${server.url}/`, { connections: 10, seconds: DURATION, headers: gate, paths: manyPacks.map((p) => `/api/packs/${p}/latest`), tolerateTimeouts: true }),
+  ])
+  log('\nupdate-check (10 connections, 30,000 random packs) while 20 connections search (all the searches above, at random)')
+  log(`  update-check: ${updating.requestsPerSecond.toFixed(0)} req/s, p50 ${updating.p50Ms.toFixed(2)} ms, p99 ${updating.p99Ms.toFixed(2)} ms${mark(updating.p99Ms <= SEARCH_TARGETS.updateCheckP99Ms)} (target <= ${SEARCH_TARGETS.updateCheckP99Ms} ms)`)
+  log(`  searching beside it: ${searching.requestsPerSecond.toFixed(0)} req/s, p50 ${searching.p50Ms.toFixed(2)} ms, p99 ${searching.p99Ms.toFixed(2)} ms${searching.timeouts ? ` (${searching.timeouts} over 2 s)` : ''}`)
+  results['search: mixed, update-check'] = updating
+  results['search: mixed, searching'] = searching
+
+  // Editing a pack's title through PATCH: its index entry is written in the edit's transaction. 50 edits of
+  // random packs, one at a time; the revision is read first (not timed).
+  const editTimes: number[] = []
+  for (let k = 0; k < 50; k++) {
+    const pack = packPaths[Math.floor(Math.random() * packPaths.length)]!
+    const current = await (await fetch(`${server.url}/api/packs/${pack}/`, { headers: staff })).json() as { revision: number }
+    const started = performance.now()
+    const response = await fetch(`${server.url}/api/packs/${pack}/`, {
+      method: 'PATCH', headers: { ...staff, 'content-type': 'application/json' },
+      body: JSON.stringify({ revision: current.revision, title: `${packTitle(k * 7919)} ${['Remix', 'Update', 'Again'][k % 3]} ${k}` }),
+    })
+    await response.arrayBuffer()
+    editTimes.push(performance.now() - started)
+    if (response.status !== 200) throw new Error(`PATCH ${pack}: ${response.status}`)
+  }
+  const edits = percentiles(editTimes)
+  log(`\nedit a pack's title (PATCH, the index entry written in the same transaction), 50 random packs one at a time: p50 ${edits.p50.toFixed(1)} ms, p99 ${edits.p99.toFixed(1)} ms, max ${edits.max.toFixed(1)} ms`)
+  results['search: edit through PATCH'] = edits
+
+  // The index write alone (what the edit adds to its transaction), timed in this process on its own connection.
+  const db = await openDatabase(databaseUrl)
+  try {
+    const ids = (await sql<{ id: string }>`select id from packs order by id limit 50`.execute(db)).rows.map((r) => r.id)
+    const writeTimes: number[] = []
+    for (const id of ids) {
+      const started = performance.now()
+      await db.transaction().execute((trx) => reindexPack(trx, id))
+      writeTimes.push(performance.now() - started)
+    }
+    const writes = percentiles(writeTimes)
+    log(`index entry written alone (reindexPack in a transaction, this process), 50 packs: p50 ${writes.p50.toFixed(1)} ms, p99 ${writes.p99.toFixed(1)} ms, max ${writes.max.toFixed(1)} ms${mark(writes.p99 <= SEARCH_TARGETS.editMs)} (target <= ${SEARCH_TARGETS.editMs} ms)`)
+    results['search: index write alone'] = writes
+
+    const planned = cases.map((c) => ({ name: c.name, query: c.queries[0]! }))
+    planned.push({ name: 'plain q', query: { q: 'dragons' } })
+    const flagged = await showSearchPlans(db, databaseUrl.startsWith('sqlite:') ? 'sqlite' : 'postgres', planned, log)
+    log(`\nsearch plans: ${flagged === 0 ? 'no whole read of a large table' : `${flagged} plan lines read a large table whole (marked above)`}`)
+    results['search: plans flagged'] = flagged
+  } finally {
+    await db.destroy()
+  }
+  return results
+}
+
+function percentiles(times: number[]): { p50: number; p99: number; max: number } {
+  const sorted = [...times].sort((a, b) => a - b)
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!
+  return { p50: at(0.5), p99: at(0.99), max: sorted.at(-1)! }
 }
