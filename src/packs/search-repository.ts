@@ -42,6 +42,19 @@ export interface PackSource {
   terms: string | null
 }
 
+/**
+ * Takes the pack's row lock (PostgreSQL; SQLite runs one transaction at a
+ * time) before its entry is read and written: two changes of one pack at once
+ * (two members accepting, an edit) then index it one after the other, the
+ * second from what the first committed, instead of each from the words before
+ * both, losing one's change and counting a word twice in the vocabulary. NO
+ * KEY: rows that merely refer to the pack (a download's daily count) are not
+ * held up. Taken before the entry's row, as every writer of a pack does.
+ */
+export async function lockPackForIndex(db: Db, packRowId: string): Promise<void> {
+  if (engineOf(db) === 'postgres') await sql`select id from packs where id = ${packRowId} for no key update`.execute(db)
+}
+
 /** Everything a pack's index entry is made of; undefined when the pack is gone. */
 export async function readPackSource(db: Db, packRowId: string): Promise<PackSource | undefined> {
   const pack = await db.selectFrom('packs')

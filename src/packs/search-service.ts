@@ -9,7 +9,7 @@ import { RELEASES } from '../minecraft/formats.js'
 import { describeDeclaration } from '../minecraft/releases.js'
 import { loadPackSummaries, SEARCH_LIMIT, userIdsNamedBy, type PackSummaryRecord } from './repository.js'
 import {
-  anyTermStartsWith, categoryIdsByKeys, countHits, deletePackEntry, facetCounts, foldTrendingWindow, packsWithoutEntry,
+  anyTermStartsWith, categoryIdsByKeys, countHits, deletePackEntry, facetCounts, foldTrendingWindow, lockPackForIndex, packsWithoutEntry,
   readPackSource, searchPage, tagIdsByNames, termDocs, termsNear, writePackEntry,
   type FacetName, type PackDocument, type SearchQuery, type SearchSort, type WordMatch,
 } from './search-repository.js'
@@ -77,6 +77,7 @@ export type UpdatedWithin = keyof typeof UPDATED_WITHIN
  */
 export async function reindexPack(db: Db, packRowId: string): Promise<void> {
   forgetFacetCounts()
+  await lockPackForIndex(db, packRowId)
   const source = await readPackSource(db, packRowId)
   if (!source) return
   const document: PackDocument = {
@@ -102,6 +103,7 @@ export async function reindexPack(db: Db, packRowId: string): Promise<void> {
 /** Takes a pack out of the index in the transaction that deletes it: its words stop counting in the vocabulary. */
 export async function unindexPack(db: Db, packRowId: string): Promise<void> {
   forgetFacetCounts()
+  await lockPackForIndex(db, packRowId)
   await deletePackEntry(db, packRowId)
 }
 

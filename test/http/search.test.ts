@@ -416,6 +416,28 @@ describe('at the same moment, crossing', () => {
   })
 })
 
+describe('at the same moment, one pack', () => {
+  test('members accepting at once while the owner edits: every name is found, the vocabulary recounted', async () => {
+    const names = Array.from({ length: 6 }, (_, i) => `samepackmember${'abcdef'[i]}`)
+    const members = await Promise.all(names.map((name) => site.user(name)))
+    let pack = await publishPack(site, alice, { title: 'Samepack Gathering' })
+    for (const member of members) await ok(call('POST', `${packUrl(pack)}team/`, alice, { username: member.username, role: 'uploader' }), 201)
+    const results = await Promise.all([
+      ...members.map((member) => call('POST', `${packUrl(pack)}team/accept/`, member)),
+      call('PATCH', packUrl(pack), alice, { revision: pack.revision, summary: 'samepacksummary words' }),
+    ])
+    assert.deepEqual(results.map((r) => r.statusCode), [...members.map(() => 200), 200], results.map((r) => r.body).join('\n'))
+    for (const name of [...names, 'samepacksummary']) assert.deepEqual(await titles({ q: name }), ['Samepack Gathering'], `q=${name}`)
+    await assertVocabularyRecounted('after the accepts')
+    // And all leaving at once.
+    pack = (await ok(call('GET', packUrl(pack), alice))).json() as PackJson
+    const leaving = await Promise.all(members.map((member) => call('DELETE', `${packUrl(pack)}team/${member.username}/`, member)))
+    assert.deepEqual(leaving.map((r) => r.statusCode), members.map(() => 204), leaving.map((r) => r.body).join('\n'))
+    for (const name of names) assert.deepEqual(await titles({ q: name }), [], `q=${name} after leaving`)
+    await assertVocabularyRecounted('after leaving')
+  })
+})
+
 describe('the index follows every change', () => {
   test('title, tags and category edits; yank, unyank and delete of versions; team accept, remove and transfer; pack delete', async () => {
     const owner = await site.user('indexowner')
