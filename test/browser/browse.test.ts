@@ -2,9 +2,9 @@
 // the database's: FTS5 on SQLite, tsvector on PostgreSQL): results follow the
 // typing without a page load and the address bar follows them (one history
 // entry for the typing), a ticked category is a step the back button undoes,
-// the whole page is usable by keyboard alone with a visible focus, and at
-// 360 px the filter panel folds into a "Filters" summary with nothing
-// scrolling sideways.
+// the whole page is usable by keyboard alone with a visible focus, it works
+// as a plain form without JavaScript, and at 360 px the filter panel folds
+// into a "Filters" summary with nothing scrolling sideways.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import type { Page } from 'playwright-core'
@@ -193,6 +193,43 @@ describe('browse page in a browser', { timeout: 240_000 }, () => {
     await tabTo(page, 'a Quest Book')
     await page.keyboard.press('Enter')
     await page.waitForURL('**/packs/builder/quest-book/')
+    assertNoProblems(site)
+  })
+
+  test('without JavaScript: a plain GET form that works, the panel shown on a wide screen and folded on a phone', async () => {
+    for (const width of [1280, 360]) {
+      const context = await site.browser.newContext({ javaScriptEnabled: false, baseURL: site.server.url, viewport: { width, height: 800 } })
+      try {
+        const page = await context.newPage()
+        await site.passGateDirectly(page)
+        await page.goto('/')
+        await waitForTitles(page, ['Quest Book', 'Rocket Parts', 'Castle Walls'])
+        const theme = page.getByRole('checkbox', { name: /^Theme/ })
+        if (width === 360) {
+          assert.equal(await theme.isVisible(), false, 'folded on a phone')
+          await page.locator('.filter-details > summary').click()
+        }
+        assert.equal(await theme.isVisible(), true)
+        await theme.check()
+        await page.getByRole('radio', { name: /^Data packs/ }).check()
+        await page.getByLabel('Search packs').fill('walls')
+        await page.getByRole('button', { name: 'Apply filters' }).click()
+        // The form as sent: empty fields and all; the page reads it as the filters chosen.
+        await page.waitForURL((url) => url.searchParams.get('categories') === 'theme' && url.searchParams.get('q') === 'walls')
+        await waitForTitles(page, ['Castle Walls'])
+        // (On a phone the panel is folded again: the summary says what is in use.)
+        assert.equal(await page.locator('input[name="categories"][value="theme"]').isChecked(), true)
+        assert.equal(await page.locator('input[name="kind"][value="data"]').isChecked(), true)
+        if (width === 360) assert.match(await page.locator('.filter-details > summary').innerText(), /Filters \(3 in use\)/)
+        // The filters in use are links: one drops the words.
+        await page.getByRole('link', { name: 'Remove the words “walls”' }).click()
+        await page.waitForURL((url) => url.search === '?kind=data&categories=theme')
+        await waitForTitles(page, ['Rocket Parts', 'Castle Walls'])
+        assert.equal(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), true)
+      } finally {
+        await context.close()
+      }
+    }
     assertNoProblems(site)
   })
 

@@ -22,6 +22,11 @@ function setUpBrowse(form: HTMLFormElement, results: HTMLElement, options: HTMLE
   let typingTimer: ReturnType<typeof setTimeout> | undefined
   let inFlight: AbortController | undefined
 
+  // The panel is rendered folded (for a phone); a wide screen shows it open. Where CSS can show a folded
+  // panel's content (::details-content) this changes nothing; elsewhere it is what opens it.
+  const details = document.getElementById('filter-details')
+  if (details instanceof HTMLDetailsElement && window.matchMedia('(min-width: 48.01rem)').matches) details.open = true
+
   // Filters apply as they change: the panel's own submit button is for pages without this script.
   for (const button of document.querySelectorAll<HTMLButtonElement>('.apply-filters')) button.hidden = true
 
