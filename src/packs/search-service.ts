@@ -98,6 +98,8 @@ export async function reindexPack(db: Db, packRowId: string): Promise<void> {
   const terms = [...new Set(Object.values(document).flatMap((text: string) => (text === '' ? [] : text.split(' '))))].sort()
   const oldTerms = source.terms ? source.terms.split(' ').filter(Boolean) : []
   await writePackEntry(db, packRowId, source.searchSeq, document, { publicVersions: source.versions.length, kinds, releases: [...releases] }, oldTerms, terms)
+  // Again once written: the transaction commits soon after this, not after the first (SETTLE_MS).
+  forgetFacetCounts()
 }
 
 /** Takes a pack out of the index in the transaction that deletes it: its words stop counting in the vocabulary. */
@@ -283,10 +285,20 @@ const FACET_ENTRIES = 500
 const facetCache = new WeakMap<Db, Map<string, { at: number; facets: Promise<SearchFacets> }>>()
 /** Bumped by every change this process makes to what search sees: counts taken before it are not used. */
 let generation = 0
+/**
+ * How long after a change counts may still read the site from before it: an
+ * index entry is written (and the counts forgotten) inside the change's
+ * transaction, which commits a moment later, so a count taken in between sees
+ * the old rows. Counts begun this soon after a change serve their own search
+ * and are not kept.
+ */
+const SETTLE_MS = 2_000
+let changedAt = Number.NEGATIVE_INFINITY
 
 /** Counts kept so far describe a site that changed (an index entry written, a pack hidden, an account disabled). */
 export function forgetFacetCounts(): void {
   generation++
+  changedAt = Date.now()
 }
 
 function cachedFacets(db: Db, query: SearchQuery, now: number): Promise<SearchFacets> {
@@ -300,6 +312,8 @@ function cachedFacets(db: Db, query: SearchQuery, now: number): Promise<SearchFa
     return hit.facets
   }
   const facets = facetsOf(db, query, now)
+  // A change may still be committing: these counts may be of the rows before it.
+  if (Date.now() - changedAt < SETTLE_MS) return facets
   const entry = { at: now, facets }
   cache.set(key, entry)
   // A failed count is not kept.

@@ -438,6 +438,23 @@ describe('at the same moment, one pack', () => {
   })
 })
 
+describe('facet counts kept between searches', () => {
+  test('are not kept from before a change that was committing while they were counted', async () => {
+    let pack = await publishPack(site, alice, { title: 'Racefacet Pack', category: 'biomes' })
+    for (let round = 0; round < 6; round++) {
+      const category = round % 2 ? 'biomes' : 'tools'
+      // Searches with facets while the edit commits: some count before it, some after.
+      const [edited] = await Promise.all([
+        call('PATCH', packUrl(pack), alice, { revision: pack.revision, category }),
+        ...Array.from({ length: 12 }, () => search({ q: 'racefacet', facets: 'true' })),
+      ])
+      assert.equal(edited.statusCode, 200, edited.body)
+      pack = edited.json() as PackJson
+      assert.deepEqual((await search({ q: 'racefacet', facets: 'true' })).facets!.categories, [{ value: category, count: 1 }], `round ${round}`)
+    }
+  })
+})
+
 describe('the index follows every change', () => {
   test('title, tags and category edits; yank, unyank and delete of versions; team accept, remove and transfer; pack delete', async () => {
     const owner = await site.user('indexowner')
