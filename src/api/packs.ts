@@ -179,8 +179,8 @@ export const PackListQuery = Type.Object({
   updated: Type.Optional(Type.Union([Type.Literal('week'), Type.Literal('month'), Type.Literal('year')], {
     description: 'Only packs updated in the last 7, 30 or 365 days.',
   })),
-  facets: Type.Optional(Type.Boolean({
-    description: 'true: the answer also has facets, each filter\'s options with how many packs each would leave with the '
+  facets: Type.Optional(Type.Union([Type.Boolean(), Type.Literal('1'), Type.Literal('0')], {
+    description: 'true (or 1): the answer also has facets, each filter\'s options with how many packs each would leave with the '
       + 'other filters as they are.',
   })),
   sort: Type.Optional(Type.Union([

@@ -21,8 +21,9 @@ function list(name: string, value: string | undefined): string[] | undefined {
 /** The search a listing query asks for, or undefined when the plain listing answers it. */
 export function searchOf(query: Static<typeof PackListQuery>, now: number = Date.now()): SearchRequest | undefined {
   const words = query.q !== undefined && query.q.trim() !== ''
+  const facets = query.facets === true || query.facets === '1'
   const searching = words || query.kind !== undefined || query.mc !== undefined || query.categories !== undefined
-    || query.tags !== undefined || query.updated !== undefined || query.owner !== undefined || query.facets === true
+    || query.tags !== undefined || query.updated !== undefined || query.owner !== undefined || facets
     || query.sort === 'relevance' || query.sort === 'trending' || query.sort === 'title'
   if (!searching) return undefined
   let categories = list('categories', query.categories)?.map((c) => c.toLowerCase())
@@ -42,6 +43,6 @@ export function searchOf(query: Static<typeof PackListQuery>, now: number = Date
     owner: query.owner,
     member: query.member,
     sort: query.sort,
-    facets: query.facets === true,
+    facets,
   }
 }

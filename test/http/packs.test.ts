@@ -363,6 +363,17 @@ describe('GET /api/packs/', () => {
     assert.equal((await list({ q: 'nothing matches' })).total, 0)
   })
 
+  test('facets=1 and facets=true add the facet counts; another value is a 400 naming the parameter', async () => {
+    for (const facets of ['1', 'true']) {
+      const body = await list({ q: 'castle', facets }) as unknown as { facets: { categories: Array<{ value: string; count: number }> } }
+      assert.deepEqual(body.facets.categories, [{ value: 'theme', count: 1 }], `facets=${facets}`)
+    }
+    assert.equal('facets' in (await list({ q: 'castle', facets: '0' })), false)
+    const refused = await lister.app.inject({ url: '/api/packs/', query: { facets: 'yes' }, headers: lister.gate })
+    assert.equal(refused.statusCode, 400)
+    assert.match((refused.json() as { detail: string }).detail, /facets/)
+  })
+
   test('tag (case-insensitive name) and category (key) filters, combinable', async () => {
     assert.deepEqual(ids(await list({ tag: 'ADVENTURE' })).sort(), ['frank:beta-adventure', 'gina:100-space_stuff'])
     assert.deepEqual(ids(await list({ category: 'theme' })).sort(), ['frank:alpha-castles', 'gina:100-space_stuff'])
