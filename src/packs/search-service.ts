@@ -199,7 +199,7 @@ async function matchesOf(db: Db, q: string): Promise<WordMatch[]> {
     }
     const exact: string[] = []
     const budget = typoBudget(word)
-    if (budget > 0 && !(await anyTermStartsWith(db, word))) {
+    if (budget > 0 && !(await listedPackHasWordStarting(db, word))) {
       // A word is also near a longer one whose start it is, give or take its typos ("dargon" and "dragons"), as it
       // would be once the person typed on: the distance to the term's first letters counts as well.
       const length = [...word].length
@@ -222,6 +222,18 @@ async function matchesOf(db: Db, q: string): Promise<WordMatch[]> {
     const weight = Math.max(0.05, Math.log(1 + (packs - used + 0.5) / (used + 0.5)))
     return { ...w, weight: Math.round(weight * 1000) }
   })
+}
+
+/**
+ * Whether a listed pack has a word starting with `word`. The vocabulary holds
+ * the words of every indexed pack, hidden ones too, so a word found there is
+ * checked against listed packs: a word only a hidden pack, a disabled
+ * account's or one with every version yanked starts with must not keep a
+ * typo from finding a listed pack (those packs never show, not even this way).
+ */
+async function listedPackHasWordStarting(db: Db, word: string): Promise<boolean> {
+  if (!(await anyTermStartsWith(db, word))) return false
+  return (await countHits(db, { words: [{ prefix: word, exact: [], weight: 1 }], includeHidden: false }, 0)) > 0
 }
 
 /** The search as plain values; null when a name in it matches nothing (no pack can match). */
