@@ -11,6 +11,7 @@ import { MAX_SEARCH_LENGTH, PACKS_PER_PAGE } from '../api/constants.js'
 import { MAX_PAGE, type PackListQuery } from '../api/packs.js'
 import type { PackSummaryRecord } from '../packs/service.js'
 import { searchOf } from '../packs/search-query.js'
+import { queryWords } from '../packs/search-text.js'
 import { searchPackPage, type FacetOption, type SearchFacets, type SearchSort } from '../packs/search-service.js'
 import { listCategories } from '../packs/tags.js'
 import { BadRequest, NotFound } from '../errors.js'
@@ -62,7 +63,7 @@ const UPDATED: readonly { value: Updated; label: string }[] = [
 ]
 
 /** The page's state: what the URL says, in the order the page writes its links. */
-export interface BrowseState {
+interface BrowseState {
   q: string
   kind?: Kind | undefined
   mc?: string | undefined
@@ -113,7 +114,7 @@ function shorterThan(name: string, value: string | undefined, max: number): stri
  * API's rules where they differ from "empty means any": the search the page
  * runs is then the one GET /api/packs/ runs for the same parameters.
  */
-export function listQueryOf(query: RawQuery): { listQuery: Static<typeof PackListQuery>; page: number } {
+function listQueryOf(query: RawQuery): { listQuery: Static<typeof PackListQuery>; page: number } {
   const q = single(query, 'q')
   if (q !== undefined && q.length > MAX_SEARCH_LENGTH) throw new BadRequest(`the search text is longer than ${MAX_SEARCH_LENGTH} characters`)
   const rawPage = single(query, 'page')
@@ -158,9 +159,9 @@ function listQueryOfState(state: BrowseState, facets: boolean): Static<typeof Pa
   return query
 }
 
-/** The sort a state gets when it names none. */
+/** The sort a state gets when it names none: the search's own default (text without a word, "%", has none). */
 function defaultSort(q: string): SearchSort {
-  return q.trim() === '' ? 'updated' : 'relevance'
+  return queryWords(q).length === 0 ? 'updated' : 'relevance'
 }
 
 /** A filter of the state that "no results" offers to drop, and the state without it. */
@@ -249,7 +250,7 @@ interface BrowseView {
 }
 
 /** The browse URL of a state with some of it changed; any change but the page's goes back to page 1. */
-export function linkWith(state: BrowseState, changes: Partial<BrowseState>): string {
+function linkWith(state: BrowseState, changes: Partial<BrowseState>): string {
   const next: BrowseState = { ...state, page: 1, ...changes }
   return browseHref({
     q: next.q,

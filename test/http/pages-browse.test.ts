@@ -142,8 +142,10 @@ describe('browse page', () => {
     assert.match(res.body, /<label for="search-q">Search packs<\/label>/)
     assert.match(res.body, /<input type="search" id="search-q" name="q" value="ROCK"/)
     assert.match(res.body, /1 pack matching “ROCK”/)
-    // Punctuation alone is no word: nothing to narrow by.
-    assert.equal(cardTitles((await browse(site, '/?q=%25')).body).length, 3)
+    // Punctuation alone is no word: nothing to narrow by, and no relevance to order by.
+    const punctuation = await browse(site, '/?q=%25')
+    assert.equal(cardTitles(punctuation.body).length, 3)
+    assert.match(punctuation.body, /<select id="sort" name="sort" form="browse-form"><option value="">Recently updated<\/option>/)
   })
 
   test('the filter panel: kind, Minecraft version, categories, tags and updated, each option with the count GET /api/packs/ gives', async () => {
