@@ -286,6 +286,16 @@ describe('moving a site between backends', () => {
     const back = embeddedBackend()
     await move(target, back)
     assert.deepEqual(await snapshot(back), used)
+    assert.deepEqual(await searchIndexOf(back), await searchIndexOf(target), 'the index built again on the way back')
+    // SQLite's own text index (pack_text) too: the moved-back site finds the pack by its words.
+    const home = await startServer({ env: { ...back.env } })
+    try {
+      const res = await fetch(`${home.url}/api/packs/?q=mossy`, { headers: { 'x-master-password': SITE_PASSWORD } })
+      assert.equal(res.status, 200)
+      assert.deepEqual(((await res.json()) as { items: { namespace: string; pack_id: string }[] }).items.map((p) => `${p.namespace}:${p.pack_id}`), [demo.packs[0]])
+    } finally {
+      await home.stop()
+    }
   })
 
   test('an import refuses a site that is not empty, and a changed file is caught by its SHA-256', async () => {
