@@ -64,6 +64,12 @@ function setUpBrowse(form: HTMLFormElement, results: HTMLElement, options: HTMLE
     const next = new DOMParser().parseFromString(text, 'text/html')
     const nextResults = next.getElementById('results')
     const nextOptions = next.getElementById('filter-options')
+    if (response.status === 503 || response.status === 429) {
+      // Busy (too many searches at once): say so and keep what is shown, rather than leave the page mid-typing.
+      notice(results, 'The site is busy, so these results are not the latest: try again in a moment.')
+      return
+    }
+    notice(results, null)
     if (!response.ok || !nextResults || !nextOptions) {
       // A refusal (a 400 for a hand-made URL, a 404 past the last page) is the site's error page: show it as one.
       window.location.assign(url)
@@ -134,6 +140,23 @@ function setUpBrowse(form: HTMLFormElement, results: HTMLElement, options: HTMLE
     fillSearchBox(location.href)
     void show(location.pathname + location.search)
   })
+}
+
+/** A line at the top of the results saying why they did not change; null takes it away (as new results do). */
+function notice(results: HTMLElement, message: string | null): void {
+  let line = document.getElementById('browse-notice')
+  if (message === null) {
+    line?.remove()
+    return
+  }
+  if (!line) {
+    line = document.createElement('p')
+    line.id = 'browse-notice'
+    line.className = 'error'
+    line.setAttribute('role', 'alert')
+    results.prepend(line)
+  }
+  line.textContent = message
 }
 
 /**
