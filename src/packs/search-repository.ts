@@ -315,7 +315,7 @@ function tsquery(words: readonly WordMatch[]): string {
 
 /**
  * The FROM of a search: packs with their index entry, and the text table when there are words (SQLite), unless
- * the text also names people: then the words' matches are one of the sets textCondition joins.
+ * the text also names people: then the words' matches are one part of the set textCondition looks packs up by.
  */
 function source(engine: Engine, words: readonly WordMatch[], sort?: SearchSort, named: readonly string[] = []): RawBuilder<unknown> {
   if (words.length > 0 && engine === 'sqlite') {
@@ -330,10 +330,13 @@ function source(engine: Engine, words: readonly WordMatch[], sort?: SearchSort, 
 }
 
 /**
- * The words' condition; with people named, the packs the words match or those people make, as one set of ids:
- * each part read by its own index (the text index; packs_owner; pack_members_user), their union then looked up
- * by primary key. An OR of the three would not be: FTS5 takes no MATCH under an OR, and PostgreSQL would test
- * every listed pack against the other two.
+ * The words' condition; with people named, the packs the words match or those people make, each part read
+ * by its own index (the text index; packs_owner; pack_members_user) and never the listing scanned:
+ * - SQLite: one set of search_seq (the text table's own key) that the packs are looked up by. FTS5 takes no
+ *   MATCH under an OR. UNION ALL: IN keeps each pack once without sorting every part first.
+ * - PostgreSQL: an OR of the text index and the primary key of pack_search, which it combines (BitmapOr) and
+ *   joins to packs as it does the words alone; the packs the people make are read once, before (an InitPlan).
+ *   A set of ids joined to packs instead read all of pack_search (madeBy says why) or looked up every match.
  */
 function textCondition(engine: Engine, words: readonly WordMatch[], named: readonly string[] = []): RawBuilder<boolean> | undefined {
   if (words.length === 0) return undefined
@@ -342,18 +345,44 @@ function textCondition(engine: Engine, words: readonly WordMatch[], named: reado
       ? sql<boolean>`pack_text match ${ftsExpression(words)}`
       : sql<boolean>`pack_search.document @@ to_tsquery('simple', ${tsquery(words)})`
   }
-  const byWords = engine === 'sqlite'
-    ? sql`select by_text.id from pack_text join packs as by_text on by_text.search_seq = pack_text.rowid where pack_text match ${ftsExpression(words)}`
-    : sql`select by_text.pack_row_id from pack_search as by_text where by_text.document @@ to_tsquery('simple', ${tsquery(words)})`
-  const ids = sql.join([...named])
-  return sql<boolean>`packs.id in (${byWords}
-    union select owned.id from packs as owned where owned.owner_id in (${ids})
-    union select team.pack_row_id from pack_members as team where team.user_id in (${ids}) and team.accepted_at is not null)`
+  return engine === 'sqlite'
+    ? sql<boolean>`packs.search_seq in (select rowid from pack_text where pack_text match ${ftsExpression(words)} union all ${madeBy(engine, named)})`
+    : sql<boolean>`(pack_search.document @@ to_tsquery('simple', ${tsquery(words)}) or pack_search.pack_row_id = any(array(${madeBy(engine, named)})))`
 }
 
-function whereOf(engine: Engine, conditions: SearchConditions, leaveOut?: FacetName): RawBuilder<boolean> {
+/**
+ * The packs that `named` own or are accepted members of (a pack may come twice), by packs_owner and
+ * pack_members_user: their search_seq on SQLite; on PostgreSQL their id, in the database's default collation
+ * as pack_search.pack_row_id has it (packs.id is "C"): an index serves only a comparison in its own collation.
+ */
+function madeBy(engine: Engine, named: readonly string[]): RawBuilder<unknown> {
+  const ids = sql.join([...named])
+  return engine === 'sqlite'
+    ? sql`select owned.search_seq from packs as owned where owned.owner_id in (${ids})
+      union all select in_team.search_seq from pack_members as team join packs as in_team on in_team.id = team.pack_row_id
+      where team.user_id in (${ids}) and team.accepted_at is not null`
+    : sql`select owned.id collate "default" from packs as owned where owned.owner_id in (${ids})
+      union all select team.pack_row_id from pack_members as team where team.user_id in (${ids}) and team.accepted_at is not null`
+}
+
+/**
+ * SQLite's count of a search whose text names people, each pack once: the words' matches (read as a search
+ * without names reads them), then the named people's packs that the words do not match. The count stops at
+ * its cap, so a common word's count stops within its first part, as it does without names; the set of
+ * search_seq (textCondition) would gather every match of the word first. (PostgreSQL's OR is counted as is.)
+ */
+function hitsNamingPeople(conditions: SearchConditions): RawBuilder<unknown> {
+  const { words, named } = conditions
+  const byWords = sql`select 1 from ${source('sqlite', words)} where ${whereOf('sqlite', { ...conditions, named: [] })}`
+  const byNames = whereOf('sqlite', conditions, undefined, sql<boolean>`packs.search_seq in (${madeBy('sqlite', named)})
+    and packs.search_seq not in (select rowid from pack_text where pack_text match ${ftsExpression(words)})`)
+  return sql`${byWords} union all select 1 from ${source('sqlite', words, undefined, named)} where ${byNames}`
+}
+
+/** `text`: in place of the words' condition (hitsNamingPeople). */
+function whereOf(engine: Engine, conditions: SearchConditions, leaveOut?: FacetName,
+  text = textCondition(engine, conditions.words, conditions.named)): RawBuilder<boolean> {
   const parts: RawBuilder<boolean>[] = [...conditions.always]
-  const text = textCondition(engine, conditions.words, conditions.named)
   if (text) parts.push(text)
   for (const name of ['kind', 'mc', 'categories', 'tags', 'updated'] as const) {
     const condition = conditions[name]
@@ -424,8 +453,10 @@ export async function searchPage(db: Db, query: SearchQuery, sort: SearchSort, p
 export async function countHits(db: Db, query: SearchQuery, cap: number): Promise<number> {
   const engine = engineOf(db)
   const conditions = conditionsOf(query)
-  const result = await sql<{ n: number | string }>`select count(*) as n from (select 1 from ${source(engine, conditions.words, undefined, conditions.named)}
-    where ${whereOf(engine, conditions)} limit ${cap + 1}) as hits`.execute(db)
+  const hits = conditions.named.length > 0 && engine === 'sqlite'
+    ? hitsNamingPeople(conditions)
+    : sql`select 1 from ${source(engine, conditions.words)} where ${whereOf(engine, conditions)}`
+  const result = await sql<{ n: number | string }>`select count(*) as n from (${hits} limit ${cap + 1}) as hits`.execute(db)
   return Number(result.rows[0]?.n ?? 0)
 }
 
