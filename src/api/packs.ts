@@ -159,8 +159,9 @@ export const PackListQuery = Type.Object({
     description: 'Words to search for, in any case and with or without accents: in the title, the owner\'s and team\'s usernames, '
       + 'tags, category, summary and description, most relevant first (unless sort says otherwise). Each word also matches as the '
       + 'start of a word ("drag" finds "Dragon"); a word of 5 letters or more that finds nothing as typed matches words one typing '
-      + 'mistake away, 9 or more two ("dargon" finds "Dragon"). Every word must match. The first 1,000 matches are counted and '
-      + 'paged (total_capped).',
+      + 'mistake away, 9 or more two ("dargon" finds "Dragon"). Every word must match. Packs whose owner or an accepted team member '
+      + 'has a username equal to q or starting with it (any case, an "@" before it dropped: "@bob", "ann-m") match as well; a '
+      + 'pending invitation does not count. The first 1,000 matches are counted and paged (total_capped).',
   })),
   tag: Type.Optional(Type.String({ description: 'Only packs with this tag (name, case-insensitive).' })),
   category: Type.Optional(Type.String({ description: 'Only packs in this category (key).' })),

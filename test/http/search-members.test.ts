@@ -93,8 +93,9 @@ describe('q and the names of the people who make a pack', () => {
       const found = await list({ q })
       assert.deepEqual(titles(found), ['Velvet Banners'], `q=${JSON.stringify(q)}`)
     }
-    // A name that only contains q, not starting with it, is no match by name.
+    // A name that only contains q, not starting with it, is no match by name; one letter names only itself.
     assert.deepEqual(titles(await list({ q: 'nn-m' })), [])
+    assert.deepEqual(titles(await list({ q: 'b' })), [])
   })
 
   test('an invitation makes no match until it is accepted; a removal takes effect at once', async () => {
