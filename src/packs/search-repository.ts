@@ -192,15 +192,22 @@ export async function anyTermStartsWith(db: Db, prefix: string): Promise<boolean
   return row !== undefined
 }
 
+/** Letters a word may start with, for the words near one whose first letter is wrong (other scripts: only as typed). */
+const FIRST_LETTERS = 'abcdefghijklmnopqrstuvwxyz0123456789'
+
 /**
  * Words of the vocabulary that may lie within `budget` edits of `word`: those
  * starting with its first letter, or its second (a first letter dropped, or
- * the first two swapped), of a length `budget` away at most; with how many
- * packs use each. The caller measures the edit distance.
+ * the first two swapped), or with any letter then its second (the first
+ * letter wrong), of a length `budget` away at most; with how many packs use
+ * each. Each is a range of the vocabulary's key. The caller measures the edit
+ * distance.
  */
 export async function termsNear(db: Db, word: string, budget: number, limit: number): Promise<Array<{ term: string; docs: number }>> {
   const letters = [...word]
-  const starts = [...new Set(letters.slice(0, 2))]
+  // The first letter wrong as well ("kontraptions"): every word whose second letter is the query's.
+  const second = letters[1]
+  const starts = [...new Set([...letters.slice(0, 2), ...(second === undefined ? [] : [...FIRST_LETTERS].map((first) => `${first}${second}`))])]
   const min = letters.length - budget
   const max = letters.length + budget
   const rows = await db.selectFrom('search_terms').select(['term', 'docs'])
@@ -352,8 +359,8 @@ function textCondition(engine: Engine, words: readonly WordMatch[], named: reado
 
 /**
  * The packs that `named` own or are accepted members of (a pack may come twice), by packs_owner and
- * pack_members_user: their search_seq on SQLite; on PostgreSQL their id, in the database's default collation
- * as pack_search.pack_row_id has it (packs.id is "C"): an index serves only a comparison in its own collation.
+ * pack_members_user: their search_seq on SQLite; on PostgreSQL their id (every key in code point order,
+ * collate "C", as an index serves only a comparison in its own collation).
  */
 function madeBy(engine: Engine, named: readonly string[]): RawBuilder<unknown> {
   const ids = sql.join([...named])
@@ -361,7 +368,7 @@ function madeBy(engine: Engine, named: readonly string[]): RawBuilder<unknown> {
     ? sql`select owned.search_seq from packs as owned where owned.owner_id in (${ids})
       union all select in_team.search_seq from pack_members as team join packs as in_team on in_team.id = team.pack_row_id
       where team.user_id in (${ids}) and team.accepted_at is not null`
-    : sql`select owned.id collate "default" from packs as owned where owned.owner_id in (${ids})
+    : sql`select owned.id from packs as owned where owned.owner_id in (${ids})
       union all select team.pack_row_id from pack_members as team where team.user_id in (${ids}) and team.accepted_at is not null`
 }
 
@@ -465,7 +472,9 @@ export async function facetCounts(db: Db, query: SearchQuery, facet: FacetName, 
   const engine = engineOf(db)
   const conditions = conditionsOf(query)
   const from = source(engine, conditions.words, undefined, conditions.named)
-  const where = whereOf(engine, conditions, facet)
+  // Tags are all-of: each tag's count keeps the tags already chosen (what ticking it too would leave). The
+  // other facets are any-of (or one value), so their own choice is left out when counting their options.
+  const where = whereOf(engine, conditions, facet === 'tags' ? undefined : facet)
   let rows: Array<{ value: string | null; n: number | string }>
   switch (facet) {
     case 'kind':

@@ -190,7 +190,7 @@ export function releasesMatching(spec: string): string[] {
  * (search-text.ts), closest first, as Typesense does: a typo is looked for
  * only when the word as typed finds nothing. Rarer words weigh more.
  */
-async function matchesOf(db: Db, q: string): Promise<WordMatch[]> {
+async function matchesOf(db: Db, q: string, typosForEveryWord = false): Promise<WordMatch[]> {
   const found: Array<{ prefix: string | null; exact: string[] }> = []
   for (const word of queryWords(q)) {
     if ([...word].length === 1) {
@@ -199,7 +199,7 @@ async function matchesOf(db: Db, q: string): Promise<WordMatch[]> {
     }
     const exact: string[] = []
     const budget = typoBudget(word)
-    if (budget > 0 && !(await listedPackHasWordStarting(db, word))) {
+    if (budget > 0 && (typosForEveryWord || !(await listedPackHasWordStarting(db, word)))) {
       // A word is also near a longer one whose start it is, give or take its typos ("dargon" and "dragons"), as it
       // would be once the person typed on: the distance to the term's first letters counts as well.
       const length = [...word].length
@@ -238,7 +238,18 @@ async function listedPackHasWordStarting(db: Db, word: string): Promise<boolean>
 
 /** The search as plain values; null when a name in it matches nothing (no pack can match). */
 async function resolve(db: Db, search: PackSearch): Promise<SearchQuery | null> {
-  const words = search.q ? await matchesOf(db, search.q) : []
+  const query = await resolveWith(db, search, false)
+  // Every word was found as typed, but not all of them in one pack ("villager trades" where the pack says
+  // "trade"): the words are looked up again with their typos, as Typesense does when a search finds nothing.
+  if (query && query.words.some((w) => w.prefix !== null && w.exact.length === 0 && typoBudget(w.prefix) > 0)
+    && (await countHits(db, query, 0)) === 0) {
+    return resolveWith(db, search, true)
+  }
+  return query
+}
+
+async function resolveWith(db: Db, search: PackSearch, typosForEveryWord: boolean): Promise<SearchQuery | null> {
+  const words = search.q ? await matchesOf(db, search.q, typosForEveryWord) : []
   const query: SearchQuery = {
     words,
     // The text may also be a username, or its start ("bob", "@bob"): those people's packs match as well.

@@ -219,7 +219,7 @@ describe('filters', () => {
     assert.equal(owned.total, 1)
   })
 
-  test('facets: each count is what choosing that option would leave, the facet\'s own selection ignored, the others applied', async () => {
+  test('facets: each count is what choosing that option would leave, an any-of facet\'s own selection ignored, the others applied', async () => {
     const selections: Query = { q: 'filtrix', kind: 'data', categories: 'biomes,tools', tags: 'Moss', updated: 'year' }
     const answer = await search({ ...selections, facets: 'true' })
     assert.ok(answer.facets, 'facets=true adds facets')
@@ -234,8 +234,12 @@ describe('filters', () => {
     const categoryCounts = new Map<string, number>()
     for (const pack of (await search(without('categories'))).items) if (pack.category) categoryCounts.set(pack.category.key, (categoryCounts.get(pack.category.key) ?? 0) + 1)
     assert.deepEqual(new Map(facets.categories.map((o) => [o.value, o.count])), categoryCounts)
-    for (const option of facets.tags) assert.equal(option.count, (await search({ ...without('tags'), tags: option.value })).total, `tags=${option.value}`)
+    // Tags are all of the chosen ones: a tag's count is what ticking it as well would leave.
+    for (const option of facets.tags) assert.equal(option.count, (await search({ ...selections, tags: `Moss,${option.value}` })).total, `tags=Moss,${option.value}`)
     assert.ok(facets.tags.some((o) => o.value === 'Moss'))
+    // Glowcap is on Filtrix Resource (with Moss) and Filtrix Old (without): with Moss chosen, ticking Glowcap leaves one.
+    const withMoss = (await search({ q: 'filtrix', tags: 'Moss', facets: 'true' })).facets!
+    assert.equal(withMoss.tags.find((o) => o.value === 'Glowcap')?.count, 1)
     for (const option of facets.mc) assert.equal(option.count, await totalWith('mc', option.value), `mc=${option.value}`)
     assert.ok(facets.mc.some((o) => o.value === '1.21.4'))
     for (const option of facets.updated) assert.equal(option.count, (await search({ ...without('updated'), updated: option.value })).total, `updated=${option.value}`)

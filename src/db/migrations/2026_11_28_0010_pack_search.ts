@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely'
+import { sql, type ColumnDataType, type Expression, type Kysely } from 'kysely'
 
 // Relevance search, filters and facets (src/packs/search-service.ts; docs/site.md#search):
 //
@@ -17,8 +17,18 @@ import { sql, type Kysely } from 'kysely'
 // - pack_daily_downloads: counted downloads per pack and UTC day, which trending adds up; days older than
 //   a week are folded away by the sweep.
 export async function up(db: Kysely<unknown>, engine: 'sqlite' | 'postgres' = 'sqlite'): Promise<void> {
+  // Keys and words in code point order on PostgreSQL, as the first migrations declare ids: a join on packs.id
+  // (collate "C") uses an index only in the same collation, and a range of words ("starts with d") is a range
+  // of code points.
+  const key: ColumnDataType | Expression<unknown> = engine === 'postgres' ? sql`text collate "C"` : 'text'
+  if (engine === 'postgres') {
+    // The team tables (migration 0009) were made in the default collation; their joins on packs.id and users.id want "C".
+    for (const [table, column] of [['pack_members', 'pack_row_id'], ['pack_members', 'user_id'], ['pack_transfers', 'pack_row_id'], ['pack_transfers', 'to_user_id']]) {
+      await sql`alter table ${sql.table(table!)} alter column ${sql.ref(column!)} type text collate "C"`.execute(db)
+    }
+  }
   await db.schema.createTable('pack_search')
-    .addColumn('pack_row_id', 'text', (c) => c.primaryKey().references('packs.id').onDelete('cascade'))
+    .addColumn('pack_row_id', key, (c) => c.primaryKey().references('packs.id').onDelete('cascade'))
     .addColumn('public_versions', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('kinds', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('trending', 'integer', (c) => c.notNull().defaultTo(0))
@@ -36,20 +46,20 @@ export async function up(db: Kysely<unknown>, engine: 'sqlite' | 'postgres' = 's
   await sql`create index pack_search_trending on pack_search (trending desc, pack_row_id)`.execute(db)
 
   await db.schema.createTable('pack_releases')
-    .addColumn('pack_row_id', 'text', (c) => c.notNull().references('packs.id').onDelete('cascade'))
-    .addColumn('release', 'text', (c) => c.notNull())
+    .addColumn('pack_row_id', key, (c) => c.notNull().references('packs.id').onDelete('cascade'))
+    .addColumn('release', key, (c) => c.notNull())
     .addPrimaryKeyConstraint('pack_releases_pk', ['pack_row_id', 'release'])
     .execute()
   await db.schema.createIndex('pack_releases_release').on('pack_releases').columns(['release', 'pack_row_id']).execute()
 
   await db.schema.createTable('search_terms')
-    .addColumn('term', 'text', (c) => c.primaryKey())
+    .addColumn('term', key, (c) => c.primaryKey())
     .addColumn('docs', 'integer', (c) => c.notNull())
     .execute()
 
   await db.schema.createTable('pack_daily_downloads')
-    .addColumn('pack_row_id', 'text', (c) => c.notNull().references('packs.id').onDelete('cascade'))
-    .addColumn('day', 'text', (c) => c.notNull())
+    .addColumn('pack_row_id', key, (c) => c.notNull().references('packs.id').onDelete('cascade'))
+    .addColumn('day', key, (c) => c.notNull())
     .addColumn('downloads', 'integer', (c) => c.notNull())
     .addPrimaryKeyConstraint('pack_daily_downloads_pk', ['pack_row_id', 'day'])
     .execute()
