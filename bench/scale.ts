@@ -379,8 +379,8 @@ async function measureSearch(server: RunningServer, databaseUrl: string, gate: R
   const results: Record<string, unknown> = {}
   const cases = searchCases(PACKS, CATEGORIES * TAGS_PER_CATEGORY, CATEGORIES, TAGS_PER_PACK)
   const mark = (ok: boolean) => (ok ? '' : ' *')
-  log(`\nsearch, GET /api/packs/ (a random one of each line's queries a request)       10 connections        50 connections`)
-  log(`${'search'.padEnd(46)} ${'hits'.padStart(6)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'req/s'.padStart(8)} ${'p99 ms'.padStart(8)}`)
+  log(`\nsearch, GET /api/packs/ (a random one of each line's queries a request)   1 connection (10)      10 connections        50 connections`)
+  log(`${'search'.padEnd(46)} ${'hits'.padStart(6)} ${'p50 ms'.padStart(8)} ${'max ms'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'req/s'.padStart(8)} ${'p99 ms'.padStart(8)}`)
   for (const { name, queries } of cases) {
     const paths = queries.map(urlOf)
     const probe = await fetch(`${server.url}${paths[0]}`, { headers: gate })
@@ -389,15 +389,29 @@ async function measureSearch(server: RunningServer, databaseUrl: string, gate: R
       log(`${name.padEnd(46)} HTTP ${probe.status} ${body.detail ?? ''}`)
       continue
     }
+    // One at a time first: what one search costs with no queue in front of it.
+    const alone: number[] = []
+    for (let k = 0; k < 10; k++) {
+      const started = performance.now()
+      await (await fetch(`${server.url}${paths[Math.floor(Math.random() * paths.length)]}`, { headers: gate })).arrayBuffer()
+      alone.push(performance.now() - started)
+    }
+    const one = percentiles(alone)
     const ten = await wrk(`${server.url}/`, { connections: 10, seconds: DURATION, headers: gate, paths, tolerateTimeouts: true })
-    const fifty = await wrk(`${server.url}/`, { connections: 50, seconds: DURATION, headers: gate, paths, tolerateTimeouts: true })
-    results[`search: ${name}`] = { example: paths[0], hits: body.total, ten, fifty }
+    await settle(server, gate)
+    // When one search alone takes over 100 ms, 50 connections cannot reach the target rate on one thread, and
+    // the queue they leave would take minutes to drain: not run.
+    const fifty: WrkFigures = one.p50 > 100 ? { requestsPerSecond: Number.NaN, p50Ms: Number.NaN, p99Ms: Number.NaN, requests: 0 }
+      : await wrk(`${server.url}/`, { connections: 50, seconds: DURATION, headers: gate, paths, tolerateTimeouts: true })
+    if (fifty.requests > 0) await settle(server, gate)
+    results[`search: ${name}`] = { example: paths[0], hits: body.total, one, ten, fifty }
     const hits = `${body.total ?? '?'}${body.total_capped ? '+' : ''}`
-    log(`${name.padEnd(46)} ${hits.padStart(6)} ${ten.p50Ms.toFixed(2).padStart(8)} ${ten.p99Ms.toFixed(2).padStart(8)}${mark(ten.p99Ms <= SEARCH_TARGETS.p99Ms)}`
+    log(`${name.padEnd(46)} ${hits.padStart(6)} ${one.p50.toFixed(1).padStart(8)} ${one.max.toFixed(1).padStart(8)} ${ten.p50Ms.toFixed(2).padStart(8)} ${ten.p99Ms.toFixed(2).padStart(8)}${mark(ten.p99Ms <= SEARCH_TARGETS.p99Ms)}`
       + `${fifty.requestsPerSecond.toFixed(0).padStart(8)}${mark(fifty.requestsPerSecond >= SEARCH_TARGETS.requestsPerSecond)} ${fifty.p99Ms.toFixed(2).padStart(8)}`
       + `${ten.timeouts || fifty.timeouts ? `  (${(ten.timeouts ?? 0) + (fifty.timeouts ?? 0)} over 2 s)` : ''}`)
   }
-  log(`  (* misses the target: p99 <= ${SEARCH_TARGETS.p99Ms} ms at 10 connections, >= ${SEARCH_TARGETS.requestsPerSecond} searches a second at 50)`)
+  log(`  (* misses the target: p99 <= ${SEARCH_TARGETS.p99Ms} ms at 10 connections, >= ${SEARCH_TARGETS.requestsPerSecond} searches a second at 50;`)
+  log('   NaN: not run, one search alone over 100 ms; 0 req/s: no answer within the run)')
 
   // The update-check while 20 connections search (every query above, at random): two wrk at once.
   const everySearch = cases.flatMap((c) => c.queries.map(urlOf))
@@ -405,6 +419,7 @@ async function measureSearch(server: RunningServer, databaseUrl: string, gate: R
     wrk(`${server.url}/`, { connections: 20, seconds: DURATION, headers: gate, paths: everySearch, tolerateTimeouts: true }),
     wrk(`${server.url}/`, { connections: 10, seconds: DURATION, headers: gate, paths: manyPacks.map((p) => `/api/packs/${p}/latest`), tolerateTimeouts: true }),
   ])
+  await settle(server, gate)
   log('\nupdate-check (10 connections, 30,000 random packs) while 20 connections search (all the searches above, at random)')
   log(`  update-check: ${updating.requestsPerSecond.toFixed(0)} req/s, p50 ${updating.p50Ms.toFixed(2)} ms, p99 ${updating.p99Ms.toFixed(2)} ms${mark(updating.p99Ms <= SEARCH_TARGETS.updateCheckP99Ms)} (target <= ${SEARCH_TARGETS.updateCheckP99Ms} ms)`)
   log(`  searching beside it: ${searching.requestsPerSecond.toFixed(0)} req/s, p50 ${searching.p50Ms.toFixed(2)} ms, p99 ${searching.p99Ms.toFixed(2)} ms${searching.timeouts ? ` (${searching.timeouts} over 2 s)` : ''}`)
@@ -422,9 +437,9 @@ async function measureSearch(server: RunningServer, databaseUrl: string, gate: R
       method: 'PATCH', headers: { ...staff, 'content-type': 'application/json' },
       body: JSON.stringify({ revision: current.revision, title: `${packTitle(k * 7919)} ${['Remix', 'Update', 'Again'][k % 3]} ${k}` }),
     })
-    await response.arrayBuffer()
+    if (response.status === 200) await response.arrayBuffer()
     editTimes.push(performance.now() - started)
-    if (response.status !== 200) throw new Error(`PATCH ${pack}: ${response.status}`)
+    if (response.status !== 200) log(`  PATCH ${pack}: HTTP ${response.status} (${await response.text().catch(() => '')})`)
   }
   const edits = percentiles(editTimes)
   log(`\nedit a pack's title (PATCH, the index entry written in the same transaction), 50 random packs one at a time: p50 ${edits.p50.toFixed(1)} ms, p99 ${edits.p99.toFixed(1)} ms, max ${edits.max.toFixed(1)} ms`)
@@ -453,6 +468,23 @@ async function measureSearch(server: RunningServer, databaseUrl: string, gate: R
     await db.destroy()
   }
   return results
+}
+
+/**
+ * Waits (at most two minutes) until the server has worked through the requests wrk left queued when it
+ * stopped (slow searches outlast the run), so that the next figures are not taken behind them: until an
+ * rare-word search (which waits in the heavy reads' line behind them) answers within a second.
+ */
+async function settle(server: RunningServer, gate: Record<string, string>): Promise<void> {
+  const until = Date.now() + 120_000
+  const first = Date.now()
+  while (Date.now() < until) {
+    const started = performance.now()
+    await (await fetch(`${server.url}/api/packs/?q=axolotl`, { headers: gate })).arrayBuffer()
+    if (performance.now() - started < 1000) break
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+  if (Date.now() - first > 1000) log(`  (waited ${((Date.now() - first) / 1000).toFixed(0)} s for the server to finish the queued searches)`)
 }
 
 function percentiles(times: number[]): { p50: number; p99: number; max: number } {
