@@ -137,7 +137,7 @@ export function searchCases(packCount: number, tagCount: number, categoryCount: 
     { name: 'q + tags (a tag on few packs)', queries: many(300, () => ({ q: subject(), tags: tag() })) },
     { name: 'facets, q (two words: counts rarely cached)', queries: many(1200, () => ({ q: `${adjective()} ${subject()}`, facets: 'true' })) },
     { name: 'facets, no q (one search: cached)', queries: [{ facets: 'true' }] },
-    { name: 'facets, no q, kind + mc (varied)', queries: many(300, () => ({ facets: 'true', kind: r() < 0.5 ? 'resource' : 'data', mc: `>=1.${14 + Math.floor(r() * 8)}` })) },
+    { name: 'facets, no q, kind + mc (16 sets)', queries: many(300, () => ({ facets: 'true', kind: r() < 0.5 ? 'resource' : 'data', mc: `>=1.${14 + Math.floor(r() * 8)}` })) },
     { name: 'sort=trending', queries: [{ sort: 'trending' }] },
     { name: 'sort=title', queries: [{ sort: 'title' }] },
     { name: 'sort=downloads + kind', queries: [{ sort: 'downloads', kind: 'data' }, { sort: 'downloads', kind: 'resource' }] },

@@ -6,10 +6,17 @@
 // starts the server on it exactly as `npm start` does (no settings), times
 // the cold start to the first answered /healthz, and measures p50/p99 at 50
 // connections with wrk for the requests the issue lists.
+// Titles, summaries, descriptions and tags are made of English and Minecraft
+// words (bench/scale-search.ts), so search runs on text with a vocabulary;
+// the search index is built as an imported site's first start builds it
+// (timed), and search is measured: each search one at a time, at 10 and 50
+// connections, the update-check beside searching, edits through PATCH, and
+// the plan of every statement a search sends.
 //
 // Knobs: SCALE (1 = the full size; 0.1 for a tenth), BENCH_DURATION (s per
 // request, 5), SCALE_KEEP=1 keeps the data directory (its path is printed),
-// SCALE_DATA=<that path> measures a kept one again without seeding.
+// SCALE_DATA=<that path> measures a kept one again without seeding,
+// SCALE_SEARCH_ONLY=1 measures search alone.
 import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
