@@ -217,13 +217,14 @@ export async function termsNear(db: Db, word: string, budget: number, limit: num
   return rows.map((r) => ({ term: r.term, docs: Number(r.docs) }))
 }
 
-/** How many packs are indexed, and how many use each of `terms`: what a word's rarity is measured against. */
+/** How many packs are listed, and how many use each of `terms`: what a word's rarity is measured against. */
 export async function termDocs(db: Db, terms: readonly string[]): Promise<{ packs: number; docs: Map<string, number> }> {
+  // The listed packs from pack_counts (one row, kept by triggers): counting the index walked all of it, every search.
   const [count, rows] = await Promise.all([
-    db.selectFrom('pack_search').select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow(),
+    db.selectFrom('pack_counts').select('listed').where('scope', '=', '*').executeTakeFirst(),
     terms.length === 0 ? [] : db.selectFrom('search_terms').select(['term', 'docs']).where('term', 'in', [...terms]).execute(),
   ])
-  return { packs: Number(count.n), docs: new Map(rows.map((r) => [r.term, Number(r.docs)])) }
+  return { packs: Number(count?.listed ?? 0), docs: new Map(rows.map((r) => [r.term, Number(r.docs)])) }
 }
 
 // ---------------------------------------------------------------- the query

@@ -219,7 +219,9 @@ async function matchesOf(db: Db, q: string, typosForEveryWord = false): Promise<
     const counts = [...(w.prefix ? [w.prefix] : []), ...w.exact].map((t) => docs.get(t)).filter((n): n is number => n !== undefined)
     const used = counts.length === 0 ? 1 : Math.max(...counts)
     // Inverse document frequency, as BM25 has it (never below a small floor: a word in every pack still counts a little).
-    const weight = Math.max(0.05, Math.log(1 + (packs - used + 0.5) / (used + 0.5)))
+    // (The vocabulary counts hidden packs too, the site's count only listed ones: never fewer packs than users of a word.)
+    const all = Math.max(packs, used)
+    const weight = Math.max(0.05, Math.log(1 + (all - used + 0.5) / (used + 0.5)))
     return { ...w, weight: Math.round(weight * 1000) }
   })
 }
