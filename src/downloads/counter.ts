@@ -162,8 +162,10 @@ export class DownloadCounter {
       }
       // Per pack and day as well: trending adds up the last 7 days.
       const perPackDay = tally(fresh.map((row) => `${packOf.get(row.version_id)!} ${row.day}`))
-      for (const versionId of [...perVersion.keys()].sort()) await addVersionDownloads(trx, versionId, perVersion.get(versionId)!)
+      // Packs before versions, as a yank or a new version takes them (the pack's row lock first, then its
+      // versions): two transactions that lock the same rows in opposite orders can deadlock on PostgreSQL.
       for (const packRowId of [...perPack.keys()].sort()) await addPackDownloads(trx, packRowId, perPack.get(packRowId)!)
+      for (const versionId of [...perVersion.keys()].sort()) await addVersionDownloads(trx, versionId, perVersion.get(versionId)!)
       for (const key of [...perPackDay.keys()].sort()) {
         const [packRowId, day] = key.split(' ') as [string, string]
         await addPackDayDownloads(trx, packRowId, day, perPackDay.get(key)!)
