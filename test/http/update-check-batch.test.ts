@@ -114,12 +114,31 @@ describe('the batch update-check', () => {
   })
 
   test('the misses are read in one database round trip, and the next batch in none', async () => {
-    // A fresh variant (pack_format 40 was never asked) misses for every pack.
-    const ids = ['alice:lamps', 'bob:caves', 'bob:secret', ...Array.from({ length: 150 }, (_, i) => `ghost${i}:pack${i}`)]
-    const first = await queriesDuring(() => batch({ packs: ids, pack_format: 40 }))
-    assert.equal(first, 1, 'one query for 153 misses')
-    const second = await queriesDuring(() => batch({ packs: ids, pack_format: 40 }))
-    assert.equal(second, 0, 'all cached')
+    // With Redis, an instance whose invalidation feed missed a PING for a few seconds (a loaded machine)
+    // rightly asks Redis and drops answers it cannot vouch for; that is tested in the Redis cache's own
+    // tests. Here a measurement counts only when the feed stayed live through it, and one the feed
+    // interrupted is taken again with a variant never asked before.
+    const cache = site.app.updateCheckCache as { revalidateMany?: (keys: readonly string[]) => Promise<void> | undefined }
+    const original = cache.revalidateMany
+    let askedRedis = false
+    if (original) cache.revalidateMany = (keys) => { const asking = original(keys); if (asking !== undefined) askedRedis = true; return asking }
+    try {
+      const ids = ['alice:lamps', 'bob:caves', 'bob:secret', ...Array.from({ length: 150 }, (_, i) => `ghost${i}:pack${i}`)]
+      for (let attempt = 0; ; attempt++) {
+        askedRedis = false
+        // A fresh variant (this pack_format was never asked) misses for every pack.
+        const packFormat = 40 + attempt
+        const first = await queriesDuring(() => batch({ packs: ids, pack_format: packFormat }))
+        const second = await queriesDuring(() => batch({ packs: ids, pack_format: packFormat }))
+        if (askedRedis && attempt < 4) continue
+        assert.equal(askedRedis, false, 'the feed stayed live for one measurement in five')
+        assert.equal(first, 1, 'one query for 153 misses')
+        assert.equal(second, 0, 'all cached')
+        break
+      }
+    } finally {
+      if (original) cache.revalidateMany = original
+    }
   })
 
   test('an ETag over the whole answer: 304 while nothing in it changed, 200 when one pack changes', async () => {
