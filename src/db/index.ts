@@ -19,6 +19,7 @@ import * as packListing from './migrations/2026_11_26_0007_pack_listing.js'
 import * as archiveClaims from './migrations/2026_11_28_0008_archive_claims.js'
 import * as packTeams from './migrations/2026_11_28_0009_pack_teams.js'
 import * as packSearch from './migrations/2026_11_28_0010_pack_search.js'
+import * as searchChanges from './migrations/2026_11_28_0011_search_changes.js'
 
 export type Db = Kysely<Database>
 
@@ -39,6 +40,7 @@ function migrationsFor(engine: Engine): Record<string, Migration> {
     '2026_11_28_0008_archive_claims': { up: archiveClaims.up, down: archiveClaims.down },
     '2026_11_28_0009_pack_teams': { up: packTeams.up, down: packTeams.down },
     '2026_11_28_0010_pack_search': { up: (db) => packSearch.up(db, engine), down: (db) => packSearch.down(db, engine) },
+    '2026_11_28_0011_search_changes': { up: (db) => searchChanges.up(db, engine), down: (db) => searchChanges.down(db, engine) },
   }
 }
 
@@ -57,7 +59,7 @@ export function packsTables(engine: Engine): ReadonlySet<string> {
   const shared = [
     'api_tokens', 'archive_claims', 'archive_permits', 'audit_log', 'categories', 'download_seen', 'drafts', 'files',
     'kysely_migration', 'kysely_migration_lock', 'pack_counts', 'pack_id_holds', 'pack_media', 'pack_members', 'pack_tags',
-    'pack_daily_downloads', 'pack_releases', 'pack_search', 'pack_transfers', 'packs', 'search_terms',
+    'pack_daily_downloads', 'pack_releases', 'pack_search', 'pack_transfers', 'packs', 'search_changes', 'search_terms',
     'sessions', 'settings', 'tags', 'token_packs', 'uploads', 'users', 'versions',
   ]
   const sqliteOnly = ['packs_title_search', 'pack_text']

@@ -274,6 +274,18 @@ export interface PackDailyDownloadsTable {
   downloads: number
 }
 
+/**
+ * One change search can see, logged by triggers (migration 0011): the in-memory copies of the index read
+ * what was appended since they last looked (src/packs/search-changes-repository.ts).
+ */
+export interface SearchChangesTable {
+  /** Numbered in the order written; never used twice. */
+  seq: Generated<number>
+  pack_row_id: string
+  /** When it was logged (the database's clock; the transaction's start on PostgreSQL). */
+  changed_at: Generated<string>
+}
+
 export interface Database {
   users: UsersTable
   api_tokens: ApiTokensTable
@@ -298,6 +310,7 @@ export interface Database {
   pack_releases: PackReleasesTable
   search_terms: SearchTermsTable
   pack_daily_downloads: PackDailyDownloadsTable
+  search_changes: SearchChangesTable
   pack_transfers: PackTransfersTable
   audit_log: AuditLogTable
   download_seen: DownloadSeenTable

@@ -14,6 +14,7 @@ import { listAbandonedDraftIds } from '../drafts/repository.js'
 import { purgeDrafts } from '../drafts/service.js'
 import { deleteSeenBefore } from '../downloads/repository.js'
 import { indexMissingPacks, moveTrendingWindow } from '../packs/search-service.js'
+import { CHANGE_LOG_KEEP_MS, pruneChanges } from '../packs/search-changes-repository.js'
 import { utcDay } from '../downloads/counter.js'
 import { deleteLapsed } from '../packs/team-repository.js'
 
@@ -95,6 +96,8 @@ export function startSweeper({ db, store, draftTtlMs, intervalMs, orphanGraceMs,
         await moveTrendingWindow(db, utcDay(now()))
         const indexed = await indexMissingPacks(db)
         if (indexed > 0) log.info({ packs: indexed }, 'indexed packs for search that had no entry (moved in by import or restore)')
+        // Search's change log: an instance that has not read it for this long reloads its copy of the index anyway.
+        await pruneChanges(db, nowIso(now() - CHANGE_LOG_KEEP_MS))
         if (swept.uploads || swept.drafts || sessions || downloadMarks || invitations) {
           log.info({ ...swept, sessions, download_marks: downloadMarks, invitations },
             'swept expired uploads, drafts, sessions, old download marks and lapsed team invitations and offers')

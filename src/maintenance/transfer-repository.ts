@@ -27,6 +27,8 @@ export const TABLES_SINCE_VERSION_4 = ['pack_members', 'pack_transfers'] as cons
  * Tables added by export version 5: downloads per pack and day, the history trending adds up (migration 0010).
  * The search index itself (pack_search, pack_releases, search_terms, SQLite's pack_text) is not exported:
  * it is derived from the rows, and the import rebuilds it (src/packs/search-service.ts, indexMissingPacks).
+ * Nor is search's change log (search_changes, migration 0011): its triggers log the imported packs as they
+ * are written and indexed, and it matters only to the instances running on the database it was written in.
  */
 export const TABLES_SINCE_VERSION_5 = ['pack_daily_downloads'] as const satisfies readonly Table[]
 
