@@ -336,11 +336,13 @@ describe('the in-memory search copy and SQL', () => {
     const pixelsmith = await userId('pixelsmith')
     const emberfox = await userId('emberfox')
     const mossy = await userId('mossy_mage')
+    /** The copy's version when it was last compared: each change must move it (the searches over HTTP may have applied it). */
+    let compared = snapshot.version
     /** Brings the copy up to the change (it must have applied something) and compares the searches that touch it. */
     const compareAfter = async (change: string, searches: PackSearch[]) => {
-      const version = snapshot.version
       assert.equal(await snapshot.current(db), true, `${change}: the copy is current`)
-      assert.ok(snapshot.version > version, `${change}: the copy applied the change`)
+      assert.ok(snapshot.version > compared, `${change}: the copy applied the change`)
+      compared = snapshot.version
       await comparison.readNames()
       for (const search of [...searches, {}, { includeHidden: true }]) await comparison.search(change, search)
     }
@@ -382,6 +384,19 @@ describe('the in-memory search copy and SQL', () => {
     assert.ok((await listed({ tags: 'Horror' })).includes(bees.id), 'the new tag finds the pack')
     assert.ok((await listed({ q: 'horror bees' })).includes(bees.id))
     await compareAfter('a tag added', [{ tags: ['Horror'] }, { q: 'horror' }, { q: 'bees', tags: ['Horror'] }, { ownerId: mossy }])
+
+    // A category changed and a version of other releases added: found by the new category and releases.
+    const grass = corpusPack('pixelsmith', 'Better Grass')
+    await ok(site.app.inject({ method: 'PATCH', url: packUrl(grass), headers: root.headers, payload: { revision: (await current(grass)).revision, category: 'worldgen' } }))
+    const newer = multipart([
+      { name: 'version_name', value: '2.0.0' },
+      { name: 'file', value: await datapack(61), filename: 'better-grass-2.zip', contentType: 'application/zip' },
+    ])
+    const pixelsmithUser = corpus.users.get('pixelsmith')!
+    await ok(site.app.inject({ method: 'POST', url: `${packUrl(grass)}versions/`, headers: { ...pixelsmithUser.headers, ...newer.headers }, payload: newer.payload }), 201)
+    assert.ok((await listed({ q: 'grass', categories: 'worldgen', kind: 'data' })).includes(grass.id), 'the new category and kind find the pack')
+    await compareAfter('a category changed and a version added', [{ q: 'grass' }, { categories: ['worldgen'] }, { kinds: ['data'], q: 'better' },
+      { releases: [releasesMatching('>=1.21.2')] }, { kinds: ['resource', 'data'], categories: ['textures', 'worldgen'] }])
 
     // A pack deleted: gone from the copy too.
     const villages = corpusPack('emberfox', 'Cozy Villages')
