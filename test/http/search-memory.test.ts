@@ -10,6 +10,7 @@
 import { after, before, describe, test, type TestContext } from 'node:test'
 import assert from 'node:assert/strict'
 import { findUserRowByUsername } from '../../src/accounts/users-repository.js'
+import { pruneChanges } from '../../src/packs/search-changes-repository.js'
 import { searchSnapshotOf, type SearchSnapshot } from '../../src/packs/search-memory.js'
 import { countHits, facetCounts, searchPage, type FacetName, type SearchQuery, type SearchSort } from '../../src/packs/search-repository.js'
 import { moveTrendingWindow, releasesMatching, resolveSearch, type PackSearch } from '../../src/packs/search-service.js'
@@ -445,5 +446,28 @@ describe('the in-memory search copy and SQL', () => {
 
     comparison.report(t, 'after the changes')
     comparison.assertSame('after the changes')
+  })
+
+  // An instance nobody searched on for over an hour: the sweep prunes changes it never read, and it must
+  // notice (the log's first number is past its last) and read the index again, not answer from before them.
+  test('a copy that missed changes pruned from the log does not answer from before them', async (t) => {
+    const db = site.app.db
+    const comparison = new Comparison(site, snapshot, windows)
+    assert.equal(await snapshot.current(db), true, 'the copy is current')
+    // A change no search reads before the sweep prunes it, then one after the sweep.
+    const sheep = corpusPack('mossy_mage', 'Rainbow Sheep')
+    await ok(site.app.inject({ method: 'PATCH', url: packUrl(sheep), headers: root.headers, payload: { revision: (await current(sheep)).revision, title: 'Rainbow Sheep Quasarine' } }))
+    assert.ok(await pruneChanges(db, new Date(Date.now() + 1000).toISOString()) > 0, 'the sweep pruned the change')
+    const gears = corpusPack('pixelsmith', 'Brass & Gears')
+    await ok(site.app.inject({ method: 'PATCH', url: packUrl(gears), headers: root.headers, payload: { revision: (await current(gears)).revision, title: 'Brass & Gears Zeppelin' } }))
+    await snapshot.loaded(db)
+    await comparison.readNames()
+    for (const search of [{ q: 'quasarine' }, { q: 'rainbow sheep' }, { q: 'zeppelin' }, { ownerId: await userId('mossy_mage') }, {}]) {
+      await comparison.search('after a prune', search)
+    }
+    comparison.report(t, 'after a prune')
+    assert.deepEqual(await listed({ q: 'zeppelin' }), [gears.id])
+    assert.deepEqual(await listed({ q: 'quasarine' }), [sheep.id], 'the change pruned before the copy read it is seen')
+    comparison.assertSame('after a prune')
   })
 })

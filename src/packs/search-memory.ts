@@ -1,0 +1,798 @@
+// An in-memory copy of the search index, kept by each instance, that answers
+// a search's hits, count and facet counts without the database doing the
+// heavy part (docs/site.md#search, "how a search is answered").
+//
+// The database stays the index of record: each change writes a pack's entry
+// (pack_search, FTS5 on SQLite, a tsvector on PostgreSQL) in its own
+// transaction, and triggers append the pack's row id to search_changes
+// (migration 0011). Before each search this copy reads what was appended
+// since it last looked (one read by the log's key, nearly always empty) and
+// re-reads those packs' entries, so a search sees every committed change of
+// any instance, as the SQL search does. While the copy loads (at the first
+// search after a start), or when a large batch of changes is waiting (an
+// import, the daily trending fold), searches are answered by SQL
+// (search-repository.ts) and the copy catches up beside them.
+//
+// What it answers is what the SQL answers, the same hits in the same order,
+// the same counts (test/http/search-memory.test.ts compares them on both
+// engines): a text match is a word of any field equal to one of a query
+// word's alternatives or starting with its prefix, ranked by rankOf's integer
+// formula; the filters, facets and sorts are whereOf's, facetCounts' and
+// orderOf's.
+import { setImmediate as nextTurn } from 'node:timers/promises'
+import { engineOf, type Db, type Engine } from '../db/index.js'
+import { changesAfter, changesAmong, lastChange } from './search-changes-repository.js'
+import {
+  RANKED_FIELD_WEIGHTS, readIndexEntries, type FacetName, type IndexEntry, type SearchQuery, type SearchSort,
+} from './search-repository.js'
+
+/** Packs read per page while loading, and per read while catching up. */
+const PAGE = 1000
+/** More changes than this waiting: the copy catches up in the background, and SQL answers meanwhile. */
+const BACKLOG = 1000
+/**
+ * How long a missing change number is waited for. On PostgreSQL a change's number is handed out when its
+ * row is written, and transactions commit in another order: a reader may see 15 before 14. A number that
+ * never comes was rolled back.
+ */
+const GAP_WAIT_MS = 60_000
+/** More missing numbers than this at once (a mass rollback): everything is read again. */
+const MAX_GAPS = 10_000
+/** Facet counts kept per copy, for the same search on the same copy within FACET_TTL_MS. */
+const FACET_ENTRIES = 500
+/** The "updated within" windows move with the clock: counts older than this are counted again. */
+const FACET_TTL_MS = 30_000
+
+// A facet's bit, in what a pack fails.
+const KIND = 1
+const MC = 2
+const CATEGORIES = 4
+const TAGS = 8
+const UPDATED = 16
+/** Tag options counted (facetCounts' limit). */
+const TAG_OPTIONS = 30
+/** A posting is slot * 64 + the mask of the fields (bit per RANKED_FIELDS entry) holding the word. */
+const MASK = 64
+/** For each field mask, the sum of its fields' weights. */
+const FIELD_SUMS: readonly number[] = Array.from({ length: 64 }, (_, mask) =>
+  RANKED_FIELD_WEIGHTS.reduce((sum, weight, field) => sum + ((mask & (1 << field)) !== 0 ? weight : 0), 0))
+
+/** A query's filters, turned into what a pack's slot is checked against (releases, tags, categories by number). */
+interface Filters {
+  listedOnly: boolean
+  ownerId: string | undefined
+  memberId: string | undefined
+  kinds: number[] | undefined
+  /** Each group any of (1 at a release's number), the groups all of. */
+  releases: Uint8Array[] | undefined
+  categories: Set<number> | undefined
+  /** All of. */
+  tags: number[] | undefined
+  updatedSince: string | undefined
+}
+
+/**
+ * A search's one pass (SearchSnapshot.evaluate): the first `size` places of `slots`, `fails` and `ranks`
+ * (the copy's scratch space, good until the next search is evaluated).
+ */
+interface Evaluation {
+  query: SearchQuery
+  version: number
+  size: number
+  slots: Int32Array
+  /** The facets whose filter each fails (0: a hit). */
+  fails: Uint8Array
+  /** With words: each one's rank. */
+  ranks: Float64Array
+  /** How many fail nothing. */
+  passing: number
+}
+
+/**
+ * The working arrays of a search, kept between searches and grown with the copy: allocating arrays of tens
+ * of thousands of entries for each search costs more than the search itself. Searches run one at a time
+ * (each is synchronous once the copy is current).
+ */
+class Scratch {
+  capacity = 0
+  wordBits: Uint32Array[] = []
+  seen: Int32Array[] = []
+  seenCount: number[] = []
+  wordHits = new Uint8Array(0)
+  matched = new Int32Array(0)
+  slots = new Int32Array(0)
+  fails = new Uint8Array(0)
+  ranks = new Float64Array(0)
+  positions = new Int32Array(0)
+
+  fit(size: number, words: number): this {
+    if (size > this.capacity) {
+      this.capacity = Math.max(1024, size * 2)
+      this.wordBits = []
+      this.seen = []
+      this.seenCount = []
+      this.wordHits = new Uint8Array(this.capacity)
+      this.matched = new Int32Array(this.capacity)
+      this.slots = new Int32Array(this.capacity)
+      this.fails = new Uint8Array(this.capacity)
+      this.ranks = new Float64Array(this.capacity)
+      this.positions = new Int32Array(this.capacity)
+    }
+    while (this.wordBits.length < words) {
+      this.wordBits.push(new Uint32Array(this.capacity))
+      this.seen.push(new Int32Array(this.capacity))
+      this.seenCount.push(0)
+    }
+    return this
+  }
+
+  /** Zeroes what a search's words marked. */
+  clear(words: number): void {
+    for (let i = 0; i < words; i++) {
+      const bits = this.wordBits[i]!
+      const seen = this.seen[i]!
+      for (let s = 0; s < this.seenCount[i]!; s++) {
+        bits[seen[s]!] = 0
+        this.wordHits[seen[s]!] = 0
+      }
+      this.seenCount[i] = 0
+    }
+  }
+}
+
+/** Binary search: the first index whose value is >= `value`. */
+function lowerBound(values: readonly number[], value: number): number {
+  let lo = 0
+  let hi = values.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (values[mid]! < value) lo = mid + 1
+    else hi = mid
+  }
+  return lo
+}
+
+function lowerBoundText(values: readonly string[], value: string): number {
+  let lo = 0
+  let hi = values.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (values[mid]! < value) lo = mid + 1
+    else hi = mid
+  }
+  return lo
+}
+
+/**
+ * Code point order, as the database compares keys (SQLite's BINARY, PostgreSQL's collate "C"): UTF-16 code
+ * units order the same except between a surrogate pair and U+E000..U+FFFF.
+ */
+export function compareCodePoints(a: string, b: string): number {
+  if (a === b) return 0
+  const n = Math.min(a.length, b.length)
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i)
+    const y = b.charCodeAt(i)
+    if (x === y) continue
+    const xs = x >= 0xd800 && x <= 0xdfff
+    const ys = y >= 0xd800 && y <= 0xdfff
+    if (xs !== ys) return xs ? 1 : -1
+    return x - y
+  }
+  return a.length - b.length
+}
+
+/** SQLite's lower() folds ASCII letters only; PostgreSQL's every letter. The title sort's key, as each engine makes it. */
+function titleKeyOf(engine: Engine, title: string): string {
+  return engine === 'postgres' ? title.toLowerCase() : title.replace(/[A-Z]+/g, (s) => s.toLowerCase())
+}
+
+export class SearchSnapshot {
+  private state: 'empty' | 'loading' | 'ready' | 'catching-up' | 'failed' = 'empty'
+  /** Bumped by every change applied: facet counts are kept per version. */
+  version = 0
+  private lastSeq = 0
+  private readonly gaps = new Map<number, number>()
+  private running: Promise<void> | undefined
+  private queued: Promise<void> | undefined
+  private readonly facetCache = new Map<string, { at: number; counts: Record<FacetName, Array<{ value: string; count: number }>> }>()
+
+  // One slot per pack; a freed slot is reused.
+  private readonly slotOf = new Map<string, number>()
+  private readonly free: number[] = []
+  private ids: Array<string | undefined> = []
+  private names: string[] = []
+  private titleKeys: string[] = []
+  private owners: string[] = []
+  private members: string[][] = []
+  private listed: boolean[] = []
+  private kinds: number[] = []
+  /** The category's number (categoryKeys), -1 for none. */
+  private categories: number[] = []
+  private created: string[] = []
+  private updated: string[] = []
+  private downloads: number[] = []
+  private trending: number[] = []
+  /** Release numbers (releaseNames). */
+  private releases: number[][] = []
+  /** Tag numbers (tagNames). */
+  private tags: number[][] = []
+  /** Each slot's distinct words and their field masks (what its postings hold), to take them out again. */
+  private words: string[][] = []
+  private wordMasks: number[][] = []
+  // Releases, tags and categories are numbered as first seen: counting them is then indexing an array.
+  private readonly releaseNumbers = new Map<string, number>()
+  private readonly releaseNames: string[] = []
+  private readonly tagNumbers = new Map<string, number>()
+  private readonly tagNames: Array<{ name: string; nameLower: string }> = []
+  private readonly categoryNumbers = new Map<string, number>()
+  private readonly categoryKeys: string[] = []
+  /** The last search evaluated: its page, count and facets are read from one pass. */
+  private memo: Evaluation | undefined
+  private readonly ownerSlots = new Map<string, Set<number>>()
+  private readonly memberSlots = new Map<string, Set<number>>()
+
+  /** word -> postings (slot * 64 + field mask), in slot order. */
+  private readonly postings = new Map<string, number[]>()
+  /** Every word with postings, sorted: a prefix's words are a range. */
+  private vocabulary: string[] = []
+
+  private readonly scratch = new Scratch()
+  
+  constructor(private readonly engine: Engine) {}
+
+  /** Packs in the copy. */
+  get size(): number {
+    return this.slotOf.size
+  }
+
+  /**
+   * Brings the copy up to every change committed before this call; false when it cannot answer yet (it is
+   * loading or catching up with a large batch, in the background): the caller asks SQL instead.
+   */
+  async current(db: Db): Promise<boolean> {
+    if (this.state === 'empty' || this.state === 'failed') {
+      this.state = 'loading'
+      void this.load(db)
+      return false
+    }
+    if (this.state !== 'ready') return false
+    try {
+      await this.refresh(db)
+    } catch {
+      return false
+    }
+    return this.state === 'ready'
+  }
+
+  /** Resolves once the copy has loaded (tests, the bench). */
+  async loaded(db: Db): Promise<void> {
+    while (!(await this.current(db))) {
+      if ((this.state as string) === 'failed') throw new Error('the search copy failed to load')
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+  }
+
+  private async load(db: Db): Promise<void> {
+    try {
+      // Changes from here on are read again once loaded (re-reading a pack is harmless); from a little
+      // before, since on PostgreSQL a smaller number may still be committing.
+      this.lastSeq = Math.max(0, (await lastChange(db)) - BACKLOG)
+      let after = ''
+      for (;;) {
+        const entries = await readIndexEntries(db, { after, limit: PAGE })
+        for (const entry of entries) this.put(entry)
+        if (entries.length < PAGE) break
+        after = entries.at(-1)!.id
+        await nextTurn()
+      }
+      this.state = 'catching-up'
+      await this.catchUp(db)
+    } catch {
+      this.state = 'failed'
+    }
+  }
+
+  /** Reads the log until little is left, then answers again. */
+  private async catchUp(db: Db): Promise<void> {
+    try {
+      while (await this.pollOnce(db)) await nextTurn()
+      this.state = 'ready'
+    } catch {
+      this.state = 'failed'
+    }
+  }
+
+  /** A poll that starts after this call: every change committed before the call is then applied. */
+  private refresh(db: Db): Promise<void> {
+    if (!this.running) {
+      this.running = this.pollOnce(db).then((more) => {
+        if (more && this.state === 'ready') {
+          this.state = 'catching-up'
+          void this.catchUp(db)
+        }
+      }).finally(() => { this.running = undefined })
+      return this.running
+    }
+    this.queued ??= this.running.catch(() => {}).then(() => {
+      this.queued = undefined
+      return this.refresh(db)
+    })
+    return this.queued
+  }
+
+  /** Applies the changes logged since the last poll (at most BACKLOG); true when more are waiting. */
+  private async pollOnce(db: Db): Promise<boolean> {
+    const now = Date.now()
+    for (const [seq, since] of this.gaps) if (now - since > GAP_WAIT_MS) this.gaps.delete(seq)
+    const [rows, late] = await Promise.all([
+      changesAfter(db, this.lastSeq, BACKLOG),
+      this.gaps.size === 0 ? [] : changesAmong(db, [...this.gaps.keys()]),
+    ])
+    const changed = new Set<string>()
+    for (const row of late) {
+      this.gaps.delete(row.seq)
+      changed.add(row.packRowId)
+    }
+    for (const row of rows) {
+      for (let missing = this.lastSeq + 1; missing < row.seq && this.gaps.size <= MAX_GAPS; missing++) this.gaps.set(missing, now)
+      this.lastSeq = Math.max(this.lastSeq, row.seq)
+      changed.add(row.packRowId)
+    }
+    if (this.gaps.size > MAX_GAPS) throw new Error('too many changes missing from the search log')
+    const ids = [...changed]
+    for (let start = 0; start < ids.length; start += PAGE) {
+      const part = ids.slice(start, start + PAGE)
+      const entries = await readIndexEntries(db, { ids: part })
+      const found = new Set(entries.map((e) => e.id))
+      for (const id of part) if (!found.has(id)) this.remove(id)
+      for (const entry of entries) this.put(entry)
+    }
+    if (ids.length > 0) {
+      this.version++
+      this.facetCache.clear()
+    }
+    return rows.length === BACKLOG
+  }
+
+  // ---------------------------------------------------------------- keeping the copy
+
+  private put(entry: IndexEntry): void {
+    let slot = this.slotOf.get(entry.id)
+    if (slot === undefined) {
+      slot = this.free.pop() ?? this.ids.length
+      this.slotOf.set(entry.id, slot)
+    } else {
+      this.unlink(slot)
+    }
+    this.ids[slot] = entry.id
+    this.names[slot] = `${entry.namespace}\u0000${entry.packId}`
+    this.titleKeys[slot] = titleKeyOf(this.engine, entry.title)
+    this.owners[slot] = entry.ownerId
+    this.members[slot] = entry.members
+    this.listed[slot] = !entry.hidden && !entry.ownerDisabled && entry.publicVersions > 0
+    this.kinds[slot] = entry.kinds
+    this.categories[slot] = entry.categoryId === null ? -1 : this.categoryNumber(entry.categoryId, entry.categoryKey ?? '')
+    this.created[slot] = entry.createdAt
+    this.updated[slot] = entry.updatedAt
+    this.downloads[slot] = entry.downloads
+    this.trending[slot] = entry.trending
+    this.releases[slot] = entry.releases.map((release) => this.releaseNumber(release))
+    this.tags[slot] = entry.tags.map((tag) => this.tagNumber(tag))
+    addTo(this.ownerSlots, entry.ownerId, slot)
+    for (const member of entry.members) addTo(this.memberSlots, member, slot)
+
+    const masks = new Map<string, number>()
+    entry.fields.forEach((text, field) => {
+      for (const word of text.split(' ')) if (word !== '') masks.set(word, (masks.get(word) ?? 0) | (1 << field))
+    })
+    const words = [...masks.keys()]
+    const wordMasks = words.map((w) => masks.get(w)!)
+    this.words[slot] = words
+    this.wordMasks[slot] = wordMasks
+    words.forEach((word, i) => {
+      const posting = slot * MASK + wordMasks[i]!
+      let list = this.postings.get(word)
+      if (!list) {
+        this.postings.set(word, (list = []))
+        this.vocabulary.splice(lowerBoundText(this.vocabulary, word), 0, word)
+      }
+      // Loading hands out slots in increasing order: appending is the common case.
+      if (list.length === 0 || list[list.length - 1]! < posting) list.push(posting)
+      else list.splice(lowerBound(list, posting), 0, posting)
+    })
+  }
+
+  private releaseNumber(release: string): number {
+    let n = this.releaseNumbers.get(release)
+    if (n === undefined) {
+      n = this.releaseNames.push(release) - 1
+      this.releaseNumbers.set(release, n)
+    }
+    return n
+  }
+
+  private tagNumber(tag: { id: string; name: string; nameLower: string }): number {
+    let n = this.tagNumbers.get(tag.id)
+    if (n === undefined) {
+      n = this.tagNames.push({ name: tag.name, nameLower: tag.nameLower }) - 1
+      this.tagNumbers.set(tag.id, n)
+    } else {
+      // A renamed tag: the name its packs were last read with.
+      this.tagNames[n] = { name: tag.name, nameLower: tag.nameLower }
+    }
+    return n
+  }
+
+  private categoryNumber(id: string, key: string): number {
+    let n = this.categoryNumbers.get(id)
+    if (n === undefined) {
+      n = this.categoryKeys.push(key) - 1
+      this.categoryNumbers.set(id, n)
+    } else {
+      this.categoryKeys[n] = key
+    }
+    return n
+  }
+
+  private remove(id: string): void {
+    const slot = this.slotOf.get(id)
+    if (slot === undefined) return
+    this.unlink(slot)
+    this.slotOf.delete(id)
+    this.ids[slot] = undefined
+    this.free.push(slot)
+  }
+
+  /** Takes a slot's words and people out of the lookups. */
+  private unlink(slot: number): void {
+    removeFrom(this.ownerSlots, this.owners[slot]!, slot)
+    for (const member of this.members[slot] ?? []) removeFrom(this.memberSlots, member, slot)
+    const words = this.words[slot] ?? []
+    words.forEach((word) => {
+      const list = this.postings.get(word)
+      if (!list) return
+      const at = lowerBound(list, slot * MASK)
+      if (at < list.length && Math.floor(list[at]! / MASK) === slot) list.splice(at, 1)
+      if (list.length === 0) {
+        this.postings.delete(word)
+        const place = lowerBoundText(this.vocabulary, word)
+        if (this.vocabulary[place] === word) this.vocabulary.splice(place, 1)
+      }
+    })
+    this.words[slot] = []
+    this.wordMasks[slot] = []
+  }
+
+  // ---------------------------------------------------------------- answering
+
+  /** One page of hits' pack row ids, in order: searchPage's answer. */
+  page(query: SearchQuery, sort: SearchSort, page: { limit: number; offset: number }): string[] {
+    const evaluation = this.evaluate(query)
+    const { slots, fails } = evaluation
+    const passing: number[] = []
+    for (let i = 0; i < slots.length; i++) if (fails[i] === 0) passing.push(i)
+    const order = this.order(sort, evaluation)
+    return best(passing, page.offset + page.limit, order).slice(page.offset).map((i) => this.ids[slots[i]!]!)
+  }
+
+  /** How many packs match, counted up to `cap` + 1: countHits' answer. */
+  count(query: SearchQuery, cap: number): number {
+    return Math.min(this.evaluate(query).passing, cap + 1)
+  }
+
+  /**
+   * Every facet's options with how many packs each would leave: facetCounts' answers (kind and updated in
+   * their order, the others unordered as SQL's groups are; tags the 30 most used), counted in the one pass
+   * that also gives the page. The same search on the same copy is counted once per FACET_TTL_MS (the windows
+   * of "updated within" move meanwhile by that much at most).
+   */
+  facets(query: SearchQuery, windows: Record<string, string>): Record<FacetName, Array<{ value: string; count: number }>> {
+    const key = JSON.stringify(query)
+    const now = Date.now()
+    const hit = this.facetCache.get(key)
+    if (hit && now - hit.at < FACET_TTL_MS && now >= hit.at) return hit.counts
+    const counts = this.countFacets(this.evaluate(query), windows)
+    this.facetCache.set(key, { at: now, counts })
+    while (this.facetCache.size > FACET_ENTRIES) this.facetCache.delete(this.facetCache.keys().next().value!)
+    return counts
+  }
+
+  private countFacets(evaluation: Evaluation, windows: Record<string, string>): Record<FacetName, Array<{ value: string; count: number }>> {
+    const { slots, fails } = evaluation
+    let resource = 0
+    let data = 0
+    const releases = new Int32Array(this.releaseNames.length)
+    const categories = new Int32Array(this.categoryKeys.length)
+    const tags = new Int32Array(this.tagNames.length)
+    const windowList = Object.entries(windows)
+    const updated = windowList.map(() => 0)
+    // A facet's options count the packs that pass every other condition: the any-of facets leave their own
+    // choice out. Tags are all-of: their counts keep the tags already chosen.
+    for (let i = 0; i < slots.length; i++) {
+      const slot = slots[i]!
+      const failed = fails[i]!
+      if ((failed & ~KIND) === 0) {
+        const kinds = this.kinds[slot]!
+        if ((kinds & 1) === 1) resource++
+        if ((kinds & 2) === 2) data++
+      }
+      if ((failed & ~MC) === 0) for (const release of this.releases[slot]!) releases[release]!++
+      if ((failed & ~CATEGORIES) === 0) {
+        const category = this.categories[slot]!
+        if (category >= 0) categories[category]!++
+      }
+      if (failed === 0) for (const tag of this.tags[slot]!) tags[tag]!++
+      if ((failed & ~UPDATED) === 0) {
+        const at = this.updated[slot]!
+        for (let w = 0; w < windowList.length; w++) if (at >= windowList[w]![1]) updated[w]!++
+      }
+    }
+    const options = (counts: Int32Array, names: (n: number) => string) => {
+      const out: Array<{ value: string; count: number }> = []
+      for (let n = 0; n < counts.length; n++) if (counts[n]! > 0) out.push({ value: names(n), count: counts[n]! })
+      return out
+    }
+    const tagRows: Array<{ n: number; count: number }> = []
+    for (let n = 0; n < tags.length; n++) if (tags[n]! > 0) tagRows.push({ n, count: tags[n]! })
+    tagRows.sort((a, b) => b.count - a.count || compareCodePoints(this.tagNames[a.n]!.nameLower, this.tagNames[b.n]!.nameLower))
+    return {
+      kind: [{ value: 'resource', count: resource }, { value: 'data', count: data }],
+      mc: options(releases, (n) => this.releaseNames[n]!),
+      categories: options(categories, (n) => this.categoryKeys[n]!),
+      tags: tagRows.slice(0, TAG_OPTIONS).map((r) => ({ value: this.tagNames[r.n]!.name, count: r.count })),
+      updated: windowList.map(([value], w) => ({ value, count: updated[w]! })),
+    }
+  }
+
+  /**
+   * One pass over the packs a search's words match (all packs when it has none): those that pass the
+   * conditions that are not facets (visibility, owner, member), each with the facets whose filter it fails
+   * and, with words, its rank. The page, the count and the facets are read from it; the last one is kept for
+   * the next call with the same query (the service asks for all three at once).
+   */
+  private evaluate(query: SearchQuery): Evaluation {
+    if (this.memo && this.memo.query === query && this.memo.version === this.version) return this.memo
+    const scratch = this.scratch.fit(this.ids.length, query.words.length)
+    const filters = this.filtersOf(query)
+    const { slots, fails, ranks } = scratch
+    let n = 0
+    let passing = 0
+    const consider = (slot: number) => {
+      if (filters.listedOnly && !this.listed[slot]) return
+      if (filters.ownerId !== undefined && this.owners[slot] !== filters.ownerId) return
+      if (filters.memberId !== undefined && this.owners[slot] !== filters.memberId && !this.members[slot]!.includes(filters.memberId)) return
+      const failed = this.failing(slot, filters)
+      slots[n] = slot
+      fails[n] = failed
+      n++
+      if (failed === 0) passing++
+    }
+    if (query.words.length === 0) {
+      for (let slot = 0; slot < this.ids.length; slot++) if (this.ids[slot] !== undefined) consider(slot)
+    } else {
+      const found = this.textMatches(query, scratch)
+      for (let i = 0; i < found; i++) consider(scratch.matched[i]!)
+      for (let i = 0; i < n; i++) ranks[i] = this.rankOf(slots[i]!, query, scratch.wordBits)
+      scratch.clear(query.words.length)
+    }
+    this.memo = { query, version: this.version, size: n, slots, fails, ranks, passing }
+    return this.memo
+  }
+
+  /**
+   * The packs the words match (every word, each by one of its alternatives, in any field), with the packs
+   * of the people the text names, into `scratch.matched` (how many: the result); and, per word and pack,
+   * which fields hold the word itself (bits 0-5), a longer word it starts (6-11), one of its typos (12-17).
+   */
+  private textMatches(query: SearchQuery, scratch: Scratch): number {
+    const words = query.words
+    const hits = scratch.wordHits
+    for (let i = 0; i < words.length; i++) {
+      const word = words[i]!
+      const bits = scratch.wordBits[i]!
+      const seen = scratch.seen[i]!
+      let seenCount = 0
+      const visit = (term: string, shift: number, alsoStart: boolean) => {
+        const list = this.postings.get(term)
+        if (list === undefined) return
+        const extra = alsoStart ? 6 : -1
+        for (let p = 0; p < list.length; p++) {
+          const posting = list[p]!
+          const slot = (posting / MASK) | 0
+          const mask = posting & (MASK - 1)
+          const before = bits[slot]!
+          if (before === 0) seen[seenCount++] = slot
+          bits[slot] = before | (mask << shift) | (extra < 0 ? 0 : mask << extra)
+        }
+      }
+      if (word.prefix !== null) {
+        // The words starting with the prefix: the word itself (bits 0-5, and 6-11) and its longer forms (6-11).
+        for (let at = lowerBoundText(this.vocabulary, word.prefix); at < this.vocabulary.length; at++) {
+          const term = this.vocabulary[at]!
+          if (!term.startsWith(word.prefix)) break
+          visit(term, term === word.prefix ? 0 : 6, term === word.prefix)
+        }
+      } else {
+        visit(word.exact[0]!, 0, true)
+      }
+      const typos = word.prefix === null ? word.exact.slice(1) : word.exact
+      for (const typo of typos) visit(typo, 12, false)
+      scratch.seenCount[i] = seenCount
+      for (let s = 0; s < seenCount; s++) hits[seen[s]!]!++
+    }
+    const named = new Set<number>()
+    for (const user of query.namedUserIds ?? []) {
+      for (const slot of this.ownerSlots.get(user) ?? []) named.add(slot)
+      for (const slot of this.memberSlots.get(user) ?? []) named.add(slot)
+    }
+    // Every word matched: a slot in the first word's list with a hit for each word.
+    const first = scratch.seen[0]!
+    let found = 0
+    for (let s = 0; s < scratch.seenCount[0]!; s++) {
+      const slot = first[s]!
+      if (hits[slot] === words.length) {
+        scratch.matched[found++] = slot
+        named.delete(slot)
+      }
+    }
+    for (const slot of named) scratch.matched[found++] = slot
+    return found
+  }
+
+  /** rankOf's integer: per word, its weight times each field's weight times 3, 2 or 1 (the word, a longer word, a typo). */
+  private rankOf(slot: number, query: SearchQuery, wordBits: Uint32Array[]): number {
+    let rank = 0
+    for (let i = 0; i < query.words.length; i++) {
+      const word = query.words[i]!
+      let bits = wordBits[i]![slot]!
+      // A one-letter word matches only itself, but ranks a field with a word starting with it as a prefix would.
+      if (word.prefix === null) bits |= this.startBits(slot, word.exact[0]!)
+      const whole = bits & 63
+      const start = (bits >>> 6) & 63 & ~whole
+      const typo = (bits >>> 12) & 63 & ~whole & ~start
+      rank += word.weight * (3 * FIELD_SUMS[whole]! + 2 * FIELD_SUMS[start]! + FIELD_SUMS[typo]!)
+    }
+    return rank
+  }
+
+  /** The fields where a word starts with `start` (bits 6-11). */
+  private startBits(slot: number, start: string): number {
+    let bits = 0
+    const words = this.words[slot]!
+    for (let i = 0; i < words.length; i++) if (words[i]!.startsWith(start)) bits |= this.wordMasks[slot]![i]! << 6
+    return bits
+  }
+
+  /** The facets (KIND, MC, CATEGORIES, TAGS, UPDATED) whose filter the slot fails. */
+  private failing(slot: number, f: Filters): number {
+    let fails = 0
+    if (f.kinds !== undefined) {
+      const kinds = this.kinds[slot]!
+      if (!f.kinds.some((bit) => (kinds & bit) === bit)) fails |= KIND
+    }
+    if (f.releases !== undefined) {
+      const releases = this.releases[slot]!
+      for (const group of f.releases) {
+        let any = false
+        for (const release of releases) if (group[release] === 1) { any = true; break }
+        if (!any) { fails |= MC; break }
+      }
+    }
+    if (f.categories !== undefined && !f.categories.has(this.categories[slot]!)) fails |= CATEGORIES
+    if (f.tags !== undefined) {
+      const tags = this.tags[slot]!
+      for (const tag of f.tags) if (!tags.includes(tag)) { fails |= TAGS; break }
+    }
+    if (f.updatedSince !== undefined && this.updated[slot]! < f.updatedSince) fails |= UPDATED
+    return fails
+  }
+
+  private filtersOf(query: SearchQuery): Filters {
+    const releaseSet = (names: readonly string[]) => {
+      const set = new Uint8Array(this.releaseNames.length)
+      for (const name of names) {
+        const n = this.releaseNumbers.get(name)
+        if (n !== undefined) set[n] = 1
+      }
+      return set
+    }
+    return {
+      listedOnly: !query.includeHidden,
+      ownerId: query.ownerId,
+      memberId: query.memberId,
+      kinds: query.kinds,
+      releases: query.releases?.map(releaseSet),
+      // An id no pack has: -2 matches no slot (-1 is "no category").
+      categories: query.categoryIds === undefined ? undefined : new Set(query.categoryIds.map((id) => this.categoryNumbers.get(id) ?? -2)),
+      tags: query.tagIds !== undefined && query.tagIds.length > 0 ? query.tagIds.map((id) => this.tagNumbers.get(id) ?? -1) : undefined,
+      updatedSince: query.updatedSince,
+    }
+  }
+
+  /** orderOf's order, over positions in an evaluation: < 0 when the first comes first. */
+  private order(sort: SearchSort, evaluation: Evaluation): (a: number, b: number) => number {
+    const { slots, ranks } = evaluation
+    const byId = (a: number, b: number) => compareCodePoints(this.ids[a]!, this.ids[b]!)
+    const newest = (values: string[]) => (a: number, b: number) => (values[a]! > values[b]! ? -1 : values[a]! < values[b]! ? 1 : byId(a, b))
+    const bySlot = (compare: (a: number, b: number) => number) => (i: number, j: number) => compare(slots[i]!, slots[j]!)
+    switch (sort) {
+      case 'relevance':
+        if (evaluation.query.words.length === 0) return bySlot(newest(this.updated))
+        return (i, j) => (ranks[j]! - ranks[i]!) || (this.downloads[slots[j]!]! - this.downloads[slots[i]!]!)
+          || compareCodePoints(this.names[slots[i]!]!, this.names[slots[j]!]!)
+      case 'downloads': {
+        const updated = newest(this.updated)
+        return bySlot((a, b) => (this.downloads[b]! - this.downloads[a]!) || updated(a, b))
+      }
+      case 'trending': return bySlot((a, b) => (this.trending[b]! - this.trending[a]!) || byId(a, b))
+      case 'created': return bySlot(newest(this.created))
+      case 'updated': return bySlot(newest(this.updated))
+      case 'title': return bySlot((a, b) => compareCodePoints(this.titleKeys[a]!, this.titleKeys[b]!) || byId(a, b))
+    }
+  }
+}
+
+function addTo(map: Map<string, Set<number>>, key: string, slot: number): void {
+  let set = map.get(key)
+  if (!set) map.set(key, (set = new Set()))
+  set.add(slot)
+}
+
+function removeFrom(map: Map<string, Set<number>>, key: string, slot: number): void {
+  const set = map.get(key)
+  if (!set) return
+  set.delete(slot)
+  if (set.size === 0) map.delete(key)
+}
+
+/**
+ * The first `k` of `slots` by `compare`, in order: a full sort when there are few, else one pass that keeps
+ * the best k in a heap (most of a large set is turned away by one comparison with the heap's worst).
+ */
+function best(slots: number[], k: number, compare: (a: number, b: number) => number): number[] {
+  if (k <= 0) return []
+  if (slots.length <= Math.max(2048, k * 4)) return slots.sort(compare).slice(0, k)
+  // A max-heap by `compare`: its root is the worst of those kept.
+  const heap: number[] = []
+  const worse = (i: number, j: number) => compare(heap[i]!, heap[j]!) > 0
+  const up = (i: number) => {
+    while (i > 0) {
+      const parent = (i - 1) >>> 1
+      if (!worse(i, parent)) return
+      ;[heap[i], heap[parent]] = [heap[parent]!, heap[i]!]
+      i = parent
+    }
+  }
+  const down = (i: number) => {
+    for (;;) {
+      const l = 2 * i + 1
+      const r = l + 1
+      let top = i
+      if (l < heap.length && worse(l, top)) top = l
+      if (r < heap.length && worse(r, top)) top = r
+      if (top === i) return
+      ;[heap[i], heap[top]] = [heap[top]!, heap[i]!]
+      i = top
+    }
+  }
+  for (const slot of slots) {
+    if (heap.length < k) {
+      heap.push(slot)
+      up(heap.length - 1)
+    } else if (compare(slot, heap[0]!) < 0) {
+      heap[0] = slot
+      down(0)
+    }
+  }
+  return heap.sort(compare)
+}
+
+const snapshots = new WeakMap<Db, SearchSnapshot>()
+
+/** The copy of `db`'s index (one per database handle: a test's sites never share one). */
+export function searchSnapshotOf(db: Db): SearchSnapshot {
+  let snapshot = snapshots.get(db)
+  if (!snapshot) snapshots.set(db, (snapshot = new SearchSnapshot(engineOf(db))))
+  return snapshot
+}
