@@ -24,6 +24,8 @@ const SORTS: readonly SearchSort[] = ['relevance', 'downloads', 'trending', 'cre
 const PAGES = [{ limit: 20, offset: 0 }, { limit: 7, offset: 13 }, { limit: 100, offset: 0 }] as const
 const CAPS = [1000, 0] as const
 const FACETS: readonly FacetName[] = ['kind', 'mc', 'categories', 'tags', 'updated']
+/** How long a copy may take to load again after missing changes: far more than a load of the corpus takes. */
+const RELOAD_BOUND_MS = 60_000
 /** Mismatches printed in full; the rest are counted. */
 const PRINTED = 25
 
@@ -460,7 +462,13 @@ describe('the in-memory search copy and SQL', () => {
     assert.ok(await pruneChanges(db, new Date(Date.now() + 1000).toISOString()) > 0, 'the sweep pruned the change')
     const gears = corpusPack('pixelsmith', 'Brass & Gears')
     await ok(site.app.inject({ method: 'PATCH', url: packUrl(gears), headers: root.headers, payload: { revision: (await current(gears)).revision, title: 'Brass & Gears Zeppelin' } }))
-    await snapshot.loaded(db)
+    // Loading again must end: the copy answers once it has (a bound, so that a copy that never does fails here
+    // instead of holding the run up; not a measure of speed).
+    const versionBefore = snapshot.version
+    const loading = snapshot.loaded(db).then(() => true)
+    const bound = new Promise<false>((resolve) => setTimeout(resolve, RELOAD_BOUND_MS, false).unref())
+    assert.ok(await Promise.race([loading, bound]),
+      `the copy is current again within ${RELOAD_BOUND_MS / 1000} s of the prune (its version went from ${versionBefore} to ${snapshot.version}: each reload moves it)`)
     await comparison.readNames()
     for (const search of [{ q: 'quasarine' }, { q: 'rainbow sheep' }, { q: 'zeppelin' }, { ownerId: await userId('mossy_mage') }, {}]) {
       await comparison.search('after a prune', search)
