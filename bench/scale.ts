@@ -183,6 +183,11 @@ async function main(): Promise<void> {
   const checkStarted = Date.now()
   const checkLine = await waitForLine(logFile, logOffset, /"trigger":"start-up","found"/, 120_000)
   log(`start-up consistency check: done ${((Date.now() - checkStarted) / 1000).toFixed(0)} s after the first answer${checkLine.includes('"complete":false') ? ' (stopped at its one-minute budget; the next sweep continues it)' : ''}`)
+  // Search's in-memory copy of the index loads in the background from the start; searches are measured once
+  // it has (until then SQL answers them: docs/site.md#search).
+  const loadedLine = await waitForLine(logFile, logOffset, /search index (loaded into memory|could not be loaded)/, 600_000)
+  const loaded = /"packs":(\d+),"ms":(\d+)/.exec(loadedLine)
+  log(loaded ? `search index loaded into memory: ${loaded[1]} packs in ${loaded[2]} ms (from the server's start)` : `search index NOT loaded into memory: ${loadedLine}`)
   try {
     const gate = { 'x-master-password': password }
     // A kept data directory (SCALE_DATA) has this account from its first run.

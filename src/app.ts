@@ -45,6 +45,7 @@ import { LogSink } from './http/log-sink.js'
 import { createUpdateCheckFastPath, type FastPath } from './update-check/fast-path.js'
 import { installTimeouts, serverOptions } from './http/timeouts.js'
 import { startSweeper } from './maintenance/sweep.js'
+import { searchSnapshotOf } from './packs/search-memory.js'
 import { backfillFiles } from './maintenance/backfill.js'
 import { packChanged } from './update-check/service.js'
 import healthRoutes from './http/health.js'
@@ -260,6 +261,17 @@ async function registerAll(app: App, config: Config, options: BuildOptions): Pro
   await app.register(auditRoutes)
   await app.register(profileRoutes)
   await app.register(pageRoutes)
+
+  // Search's in-memory copy of the index loads in the background once the server listens (SQL answers
+  // searches until it has: docs/site.md#search).
+  app.addHook('onListen', () => {
+    const snapshot = searchSnapshotOf(app.db)
+    const started = performance.now()
+    snapshot.loaded(app.db).then(
+      () => app.log.info({ packs: snapshot.size, ms: Math.round(performance.now() - started) }, 'search index loaded into memory'),
+      (error: unknown) => app.log.warn({ err: error }, 'search index could not be loaded into memory; SQL answers searches'),
+    )
+  })
 
   if (options.sweep !== false) {
     const sweeper = startSweeper({

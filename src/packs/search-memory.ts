@@ -20,10 +20,10 @@
 // formula; the filters, facets and sorts are whereOf's, facetCounts' and
 // orderOf's.
 import { setImmediate as nextTurn } from 'node:timers/promises'
-import { engineOf, type Db, type Engine } from '../db/index.js'
-import { changesAfter, changesAmong, lastChange } from './search-changes-repository.js'
+import type { Db } from '../db/index.js'
+import { CHANGE_LOG_KEEP_MS, changesAfter, changesAmong, firstChange, lastChange } from './search-changes-repository.js'
 import {
-  RANKED_FIELD_WEIGHTS, readIndexEntries, type FacetName, type IndexEntry, type SearchQuery, type SearchSort,
+  lowerFoldsEveryLetter, RANKED_FIELD_WEIGHTS, readIndexEntries, type FacetName, type IndexEntry, type SearchQuery, type SearchSort,
 } from './search-repository.js'
 
 /** Packs read per page while loading, and per read while catching up. */
@@ -36,6 +36,8 @@ const BACKLOG = 1000
  * never comes was rolled back.
  */
 const GAP_WAIT_MS = 60_000
+/** How long after a failed load the next search tries again. */
+const RETRY_MS = 60_000
 /** More missing numbers than this at once (a mass rollback): everything is read again. */
 const MAX_GAPS = 10_000
 /** Facet counts kept per copy, for the same search on the same copy within FACET_TTL_MS. */
@@ -140,6 +142,9 @@ class Scratch {
   }
 }
 
+/** The log lost changes this copy never read (pruned, or too many missing at once): it is read again whole. */
+class MissedChanges extends Error {}
+
 /** Binary search: the first index whose value is >= `value`. */
 function lowerBound(values: readonly number[], value: number): number {
   let lo = 0
@@ -182,9 +187,9 @@ export function compareCodePoints(a: string, b: string): number {
   return a.length - b.length
 }
 
-/** SQLite's lower() folds ASCII letters only; PostgreSQL's every letter. The title sort's key, as each engine makes it. */
-function titleKeyOf(engine: Engine, title: string): string {
-  return engine === 'postgres' ? title.toLowerCase() : title.replace(/[A-Z]+/g, (s) => s.toLowerCase())
+/** The title sort's key, as the database's lower() makes it: every letter folded, or A to Z only (lowerFoldsEveryLetter). */
+function titleKeyOf(foldsEveryLetter: boolean, title: string): string {
+  return foldsEveryLetter ? title.toLowerCase() : title.replace(/[A-Z]+/g, (s) => s.toLowerCase())
 }
 
 export class SearchSnapshot {
@@ -238,8 +243,12 @@ export class SearchSnapshot {
   private vocabulary: string[] = []
 
   private readonly scratch = new Scratch()
+  /** How the database's lower() folds titles (read when loading). */
+  private foldsEveryLetter = false
   
-  constructor(private readonly engine: Engine) {}
+  /** When the last poll of the log was made: a copy that has not polled for long may have missed pruned changes. */
+  private lastPollAt = 0
+  private failedAt = 0
 
   /** Packs in the copy. */
   get size(): number {
@@ -251,7 +260,11 @@ export class SearchSnapshot {
    * loading or catching up with a large batch, in the background): the caller asks SQL instead.
    */
   async current(db: Db): Promise<boolean> {
-    if (this.state === 'empty' || this.state === 'failed') {
+    // A failed load (the database was unreachable) is tried again after a while, not on every search.
+    if (this.state === 'failed' && Date.now() - this.failedAt > RETRY_MS) this.state = 'empty'
+    // Changes older than the log keeps may have been pruned before this copy read them: it is read again.
+    if (this.state === 'ready' && Date.now() - this.lastPollAt > CHANGE_LOG_KEEP_MS / 2) this.reset()
+    if (this.state === 'empty') {
       this.state = 'loading'
       void this.load(db)
       return false
@@ -259,25 +272,46 @@ export class SearchSnapshot {
     if (this.state !== 'ready') return false
     try {
       await this.refresh(db)
-    } catch {
+    } catch (error) {
+      if (error instanceof MissedChanges && this.state === 'ready') this.reset()
       return false
     }
     return this.state === 'ready'
   }
 
-  /** Resolves once the copy has loaded (tests, the bench). */
+  /** Resolves once the copy has loaded (tests, the bench); rejects when loading failed. */
   async loaded(db: Db): Promise<void> {
     while (!(await this.current(db))) {
-      if ((this.state as string) === 'failed') throw new Error('the search copy failed to load')
+      if (this.state === 'failed') throw new Error('the search index could not be loaded into memory')
       await new Promise((resolve) => setTimeout(resolve, 20))
     }
+  }
+
+  /** Forgets everything: the next search starts loading the copy again. */
+  private reset(): void {
+    this.state = 'empty'
+    this.version++
+    this.memo = undefined
+    this.facetCache.clear()
+    this.gaps.clear()
+    this.slotOf.clear()
+    this.free.length = 0
+    for (const list of [this.ids, this.names, this.titleKeys, this.owners, this.members, this.listed, this.kinds, this.categories,
+      this.created, this.updated, this.downloads, this.trending, this.releases, this.tags, this.words, this.wordMasks,
+      this.releaseNames, this.tagNames, this.categoryKeys, this.vocabulary] as unknown[][]) list.length = 0
+    for (const map of [this.releaseNumbers, this.tagNumbers, this.categoryNumbers, this.ownerSlots, this.memberSlots, this.postings] as Array<Map<unknown, unknown>>) map.clear()
   }
 
   private async load(db: Db): Promise<void> {
     try {
       // Changes from here on are read again once loaded (re-reading a pack is harmless); from a little
       // before, since on PostgreSQL a smaller number may still be committing.
-      this.lastSeq = Math.max(0, (await lastChange(db)) - BACKLOG)
+      // Never from before the log's first number: what was pruned is in the entries read now.
+      const [last, first] = await Promise.all([lastChange(db), firstChange(db)])
+      this.lastSeq = Math.max(0, last - BACKLOG, (first ?? last + 1) - 1)
+      this.gaps.clear()
+      this.foldsEveryLetter = await lowerFoldsEveryLetter(db)
+      this.lastPollAt = Date.now()
       let after = ''
       for (;;) {
         const entries = await readIndexEntries(db, { after, limit: PAGE })
@@ -290,6 +324,7 @@ export class SearchSnapshot {
       await this.catchUp(db)
     } catch {
       this.state = 'failed'
+      this.failedAt = Date.now()
     }
   }
 
@@ -298,8 +333,13 @@ export class SearchSnapshot {
     try {
       while (await this.pollOnce(db)) await nextTurn()
       this.state = 'ready'
-    } catch {
-      this.state = 'failed'
+    } catch (error) {
+      if (error instanceof MissedChanges) {
+        this.reset()
+      } else {
+        this.state = 'failed'
+        this.failedAt = Date.now()
+      }
     }
   }
 
@@ -329,6 +369,13 @@ export class SearchSnapshot {
       changesAfter(db, this.lastSeq, BACKLOG),
       this.gaps.size === 0 ? [] : changesAmong(db, [...this.gaps.keys()]),
     ])
+    this.lastPollAt = now
+    // A number past the next one: on PostgreSQL perhaps one still committing, or changes pruned from the log
+    // before this copy read them (it did not poll for over an hour), then everything is read again.
+    if (rows.length > 0 && rows[0]!.seq > this.lastSeq + 1) {
+      const first = await firstChange(db)
+      if (first !== undefined && first > this.lastSeq + 1) throw new MissedChanges()
+    }
     const changed = new Set<string>()
     for (const row of late) {
       this.gaps.delete(row.seq)
@@ -339,7 +386,7 @@ export class SearchSnapshot {
       this.lastSeq = Math.max(this.lastSeq, row.seq)
       changed.add(row.packRowId)
     }
-    if (this.gaps.size > MAX_GAPS) throw new Error('too many changes missing from the search log')
+    if (this.gaps.size > MAX_GAPS) throw new MissedChanges('too many changes missing from the search log')
     const ids = [...changed]
     for (let start = 0; start < ids.length; start += PAGE) {
       const part = ids.slice(start, start + PAGE)
@@ -367,7 +414,7 @@ export class SearchSnapshot {
     }
     this.ids[slot] = entry.id
     this.names[slot] = `${entry.namespace}\u0000${entry.packId}`
-    this.titleKeys[slot] = titleKeyOf(this.engine, entry.title)
+    this.titleKeys[slot] = titleKeyOf(this.foldsEveryLetter, entry.title)
     this.owners[slot] = entry.ownerId
     this.members[slot] = entry.members
     this.listed[slot] = !entry.hidden && !entry.ownerDisabled && entry.publicVersions > 0
@@ -469,11 +516,14 @@ export class SearchSnapshot {
   /** One page of hits' pack row ids, in order: searchPage's answer. */
   page(query: SearchQuery, sort: SearchSort, page: { limit: number; offset: number }): string[] {
     const evaluation = this.evaluate(query)
-    const { slots, fails } = evaluation
-    const passing: number[] = []
-    for (let i = 0; i < slots.length; i++) if (fails[i] === 0) passing.push(i)
-    const order = this.order(sort, evaluation)
-    return best(passing, page.offset + page.limit, order).slice(page.offset).map((i) => this.ids[slots[i]!]!)
+    const { slots, fails, size } = evaluation
+    const positions = this.scratch.positions
+    let n = 0
+    for (let i = 0; i < size; i++) if (fails[i] === 0) positions[n++] = i
+    const first = best(positions.subarray(0, n), page.offset + page.limit, this.order(sort, evaluation))
+    const ids: string[] = []
+    for (let i = page.offset; i < first.length; i++) ids.push(this.ids[slots[first[i]!]!]!)
+    return ids
   }
 
   /** How many packs match, counted up to `cap` + 1: countHits' answer. */
@@ -499,7 +549,7 @@ export class SearchSnapshot {
   }
 
   private countFacets(evaluation: Evaluation, windows: Record<string, string>): Record<FacetName, Array<{ value: string; count: number }>> {
-    const { slots, fails } = evaluation
+    const { slots, fails, size } = evaluation
     let resource = 0
     let data = 0
     const releases = new Int32Array(this.releaseNames.length)
@@ -509,7 +559,7 @@ export class SearchSnapshot {
     const updated = windowList.map(() => 0)
     // A facet's options count the packs that pass every other condition: the any-of facets leave their own
     // choice out. Tags are all-of: their counts keep the tags already chosen.
-    for (let i = 0; i < slots.length; i++) {
+    for (let i = 0; i < size; i++) {
       const slot = slots[i]!
       const failed = fails[i]!
       if ((failed & ~KIND) === 0) {
@@ -747,42 +797,45 @@ function removeFrom(map: Map<string, Set<number>>, key: string, slot: number): v
 }
 
 /**
- * The first `k` of `slots` by `compare`, in order: a full sort when there are few, else one pass that keeps
- * the best k in a heap (most of a large set is turned away by one comparison with the heap's worst).
+ * The first `k` of `items` by `compare`, in order: a sort when there are few, else one pass that keeps the
+ * best k in a heap (most of a large set is turned away by one comparison with the heap's worst). `items`
+ * is reordered.
  */
-function best(slots: number[], k: number, compare: (a: number, b: number) => number): number[] {
-  if (k <= 0) return []
-  if (slots.length <= Math.max(2048, k * 4)) return slots.sort(compare).slice(0, k)
+function best(items: Int32Array, k: number, compare: (a: number, b: number) => number): Int32Array {
+  if (k <= 0) return new Int32Array(0)
+  if (items.length <= Math.max(2048, k * 4)) return items.sort(compare).subarray(0, Math.min(k, items.length))
   // A max-heap by `compare`: its root is the worst of those kept.
-  const heap: number[] = []
-  const worse = (i: number, j: number) => compare(heap[i]!, heap[j]!) > 0
-  const up = (i: number) => {
-    while (i > 0) {
-      const parent = (i - 1) >>> 1
-      if (!worse(i, parent)) return
-      ;[heap[i], heap[parent]] = [heap[parent]!, heap[i]!]
-      i = parent
-    }
+  const heap = new Int32Array(k)
+  let size = 0
+  const swap = (i: number, j: number) => {
+    const t = heap[i]!
+    heap[i] = heap[j]!
+    heap[j] = t
   }
-  const down = (i: number) => {
-    for (;;) {
-      const l = 2 * i + 1
-      const r = l + 1
-      let top = i
-      if (l < heap.length && worse(l, top)) top = l
-      if (r < heap.length && worse(r, top)) top = r
-      if (top === i) return
-      ;[heap[i], heap[top]] = [heap[top]!, heap[i]!]
-      i = top
-    }
-  }
-  for (const slot of slots) {
-    if (heap.length < k) {
-      heap.push(slot)
-      up(heap.length - 1)
-    } else if (compare(slot, heap[0]!) < 0) {
-      heap[0] = slot
-      down(0)
+  for (let n = 0; n < items.length; n++) {
+    const item = items[n]!
+    if (size < k) {
+      let i = size++
+      heap[i] = item
+      while (i > 0) {
+        const parent = (i - 1) >>> 1
+        if (compare(heap[i]!, heap[parent]!) <= 0) break
+        swap(i, parent)
+        i = parent
+      }
+    } else if (compare(item, heap[0]!) < 0) {
+      heap[0] = item
+      let i = 0
+      for (;;) {
+        const l = 2 * i + 1
+        const r = l + 1
+        let top = i
+        if (l < size && compare(heap[l]!, heap[top]!) > 0) top = l
+        if (r < size && compare(heap[r]!, heap[top]!) > 0) top = r
+        if (top === i) break
+        swap(i, top)
+        i = top
+      }
     }
   }
   return heap.sort(compare)
@@ -793,6 +846,6 @@ const snapshots = new WeakMap<Db, SearchSnapshot>()
 /** The copy of `db`'s index (one per database handle: a test's sites never share one). */
 export function searchSnapshotOf(db: Db): SearchSnapshot {
   let snapshot = snapshots.get(db)
-  if (!snapshot) snapshots.set(db, (snapshot = new SearchSnapshot(engineOf(db))))
+  if (!snapshot) snapshots.set(db, (snapshot = new SearchSnapshot()))
   return snapshot
 }

@@ -532,3 +532,84 @@ export async function foldTrendingWindow(db: Db, firstDay: string): Promise<numb
   const result = await db.deleteFrom('pack_daily_downloads').where('day', '<', firstDay).executeTakeFirst()
   return Number(result.numDeletedRows)
 }
+
+// ---------------------------------------------------------------- the in-memory copy (search-memory.ts)
+
+/** Everything search reads of one indexed pack: its row, its index entry, its releases, tags and accepted members. */
+export interface IndexEntry {
+  id: string
+  namespace: string
+  packId: string
+  ownerId: string
+  title: string
+  createdAt: string
+  updatedAt: string
+  hidden: boolean
+  ownerDisabled: boolean
+  downloads: number
+  categoryId: string | null
+  categoryKey: string | null
+  publicVersions: number
+  kinds: number
+  trending: number
+  /** The word columns, in RANKED_FIELDS' order, as stored (padded with a space at either end, or empty). */
+  fields: string[]
+  releases: string[]
+  tags: Array<{ id: string; name: string; nameLower: string }>
+  /** Accepted members' user ids. */
+  members: string[]
+}
+
+/** The order of IndexEntry.fields, and each field's weight in a hit's rank (rankOf). */
+export const RANKED_FIELD_WEIGHTS: readonly number[] = RANKED_FIELDS.map(([, weight]) => weight)
+
+/**
+ * Indexed packs' entries: those of `ids` (any order; a pack gone or not indexed is left out), or else a page
+ * of `limit` in row id order after `after`. Four reads, each by an index.
+ */
+export async function readIndexEntries(db: Db, which: { ids: readonly string[] } | { after: string; limit: number }): Promise<IndexEntry[]> {
+  let query = db.selectFrom('packs')
+    .innerJoin('pack_search', 'pack_search.pack_row_id', 'packs.id')
+    .leftJoin('categories', 'categories.id', 'packs.category_id')
+    .select(['packs.id', 'packs.namespace', 'packs.pack_id', 'packs.owner_id', 'packs.title', 'packs.created_at', 'packs.updated_at',
+      'packs.hidden_at', 'packs.owner_disabled', 'packs.downloads', 'packs.category_id', 'categories.key as category_key',
+      'pack_search.public_versions', 'pack_search.kinds', 'pack_search.trending', ...RANKED_FIELDS.map(([column]) => `pack_search.${column}` as const)])
+  if ('ids' in which) {
+    if (which.ids.length === 0) return []
+    query = query.where('packs.id', 'in', [...which.ids])
+  } else {
+    query = query.where('packs.id', '>', which.after).orderBy('packs.id').limit(which.limit)
+  }
+  const rows = await query.execute()
+  if (rows.length === 0) return []
+  const ids = rows.map((r) => r.id)
+  const [releases, tags, members] = await Promise.all([
+    db.selectFrom('pack_releases').select(['pack_row_id', 'release']).where('pack_row_id', 'in', ids).execute(),
+    db.selectFrom('pack_tags').innerJoin('tags', 'tags.id', 'pack_tags.tag_id')
+      .select(['pack_tags.pack_id', 'tags.id', 'tags.name', 'tags.name_lower']).where('pack_tags.pack_id', 'in', ids).execute(),
+    db.selectFrom('pack_members').select(['pack_row_id', 'user_id'])
+      .where('pack_row_id', 'in', ids).where('accepted_at', 'is not', null).execute(),
+  ])
+  const entries = new Map<string, IndexEntry>(rows.map((r) => [r.id, {
+    id: r.id, namespace: r.namespace, packId: r.pack_id, ownerId: r.owner_id, title: r.title,
+    createdAt: r.created_at, updatedAt: r.updated_at, hidden: r.hidden_at !== null, ownerDisabled: Number(r.owner_disabled) !== 0,
+    downloads: Number(r.downloads), categoryId: r.category_id, categoryKey: r.category_key,
+    publicVersions: Number(r.public_versions), kinds: Number(r.kinds), trending: Number(r.trending),
+    fields: RANKED_FIELDS.map(([column]) => r[column]), releases: [], tags: [], members: [],
+  }]))
+  for (const r of releases) entries.get(r.pack_row_id)?.releases.push(r.release)
+  for (const t of tags) entries.get(t.pack_id)?.tags.push({ id: t.id, name: t.name, nameLower: t.name_lower })
+  for (const m of members) entries.get(m.pack_row_id)?.members.push(m.user_id)
+  return [...entries.values()]
+}
+
+/**
+ * Whether the database's lower() folds letters beyond A to Z in a title (the title sort's key): SQLite's
+ * never does; PostgreSQL's follows the collation of packs.title, "C" since the first migration (A to Z
+ * only), asked rather than assumed.
+ */
+export async function lowerFoldsEveryLetter(db: Db): Promise<boolean> {
+  if (engineOf(db) === 'sqlite') return false
+  const row = (await sql<{ folded: string }>`select lower(${'\u00d6'}::text collate "C") as folded`.execute(db)).rows[0]
+  return row?.folded === '\u00f6'
+}

@@ -13,6 +13,7 @@ import {
   readPackSource, searchPage, tagIdsByNames, termDocs, termsNear, writePackEntry,
   type FacetName, type PackDocument, type SearchQuery, type SearchSort, type WordMatch,
 } from './search-repository.js'
+import { searchSnapshotOf } from './search-memory.js'
 import { editDistance, queryWords, typoBudget, words } from './search-text.js'
 
 export type { SearchSort } from './search-repository.js'
@@ -184,13 +185,47 @@ export function releasesMatching(spec: string): string[] {
 // ---------------------------------------------------------------- searching
 
 /**
+ * What answers a search's hits, count and facet counts: the in-memory copy of
+ * the index when it is current (search-memory.ts), else SQL. Chosen once per
+ * search, so that one search reads one state of the site.
+ */
+interface Answerer {
+  page(query: SearchQuery, sort: SearchSort, page: { limit: number; offset: number }): Promise<string[]>
+  count(query: SearchQuery, cap: number): Promise<number>
+  facets(query: SearchQuery, now: number): Promise<SearchFacets>
+}
+
+async function answererFor(db: Db): Promise<Answerer> {
+  // A transaction's handle is not the site's: the copy belongs to the database handle the app holds.
+  if (!db.isTransaction) {
+    const snapshot = searchSnapshotOf(db)
+    if (await snapshot.current(db)) {
+      return {
+        page: async (query, sort, page) => snapshot.page(query, sort, page),
+        count: async (query, cap) => snapshot.count(query, cap),
+        facets: async (query, now) => facetsFrom(snapshot.facets(query, windowsAt(now))),
+      }
+    }
+  }
+  return sqlAnswerer(db)
+}
+
+function sqlAnswerer(db: Db): Answerer {
+  return {
+    page: (query, sort, page) => searchPage(db, query, sort, page),
+    count: (query, cap) => countHits(db, query, cap),
+    facets: (query, now) => cachedFacets(db, query, now),
+  }
+}
+
+/**
  * Each query word's alternatives: the word as a prefix (a one-letter word
  * exactly: as a prefix it would match most of the site); and, when no word of
  * the vocabulary starts with it, the words within its typo budget
  * (search-text.ts), closest first, as Typesense does: a typo is looked for
  * only when the word as typed finds nothing. Rarer words weigh more.
  */
-async function matchesOf(db: Db, q: string, typosForEveryWord = false): Promise<WordMatch[]> {
+async function matchesOf(db: Db, answer: Answerer, q: string, typosForEveryWord = false): Promise<WordMatch[]> {
   const found: Array<{ prefix: string | null; exact: string[] }> = []
   for (const word of queryWords(q)) {
     if ([...word].length === 1) {
@@ -199,7 +234,7 @@ async function matchesOf(db: Db, q: string, typosForEveryWord = false): Promise<
     }
     const exact: string[] = []
     const budget = typoBudget(word)
-    if (budget > 0 && (typosForEveryWord || !(await listedPackHasWordStarting(db, word)))) {
+    if (budget > 0 && (typosForEveryWord || !(await listedPackHasWordStarting(db, answer, word)))) {
       // A word is also near a longer one whose start it is, give or take its typos ("dargon" and "dragons"), as it
       // would be once the person typed on: the distance to the term's first letters counts as well.
       const length = [...word].length
@@ -233,25 +268,33 @@ async function matchesOf(db: Db, q: string, typosForEveryWord = false): Promise<
  * account's or one with every version yanked starts with must not keep a
  * typo from finding a listed pack (those packs never show, not even this way).
  */
-async function listedPackHasWordStarting(db: Db, word: string): Promise<boolean> {
+async function listedPackHasWordStarting(db: Db, answer: Answerer, word: string): Promise<boolean> {
   if (!(await anyTermStartsWith(db, word))) return false
-  return (await countHits(db, { words: [{ prefix: word, exact: [], weight: 1 }], includeHidden: false }, 0)) > 0
+  return (await answer.count({ words: [{ prefix: word, exact: [], weight: 1 }], includeHidden: false }, 0)) > 0
+}
+
+/**
+ * A search as the index is asked it (words with their alternatives and weights, ids for names), resolved by
+ * SQL alone; null when a name in it matches nothing. For comparing the in-memory copy with SQL.
+ */
+export async function resolveSearch(db: Db, search: PackSearch): Promise<SearchQuery | null> {
+  return resolve(db, sqlAnswerer(db), search)
 }
 
 /** The search as plain values; null when a name in it matches nothing (no pack can match). */
-async function resolve(db: Db, search: PackSearch): Promise<SearchQuery | null> {
-  const query = await resolveWith(db, search, false)
+async function resolve(db: Db, answer: Answerer, search: PackSearch): Promise<SearchQuery | null> {
+  const query = await resolveWith(db, answer, search, false)
   // Every word was found as typed, but not all of them in one pack ("villager trades" where the pack says
   // "trade"): the words are looked up again with their typos, as Typesense does when a search finds nothing.
   if (query && query.words.some((w) => w.prefix !== null && w.exact.length === 0 && typoBudget(w.prefix) > 0)
-    && (await countHits(db, query, 0)) === 0) {
-    return resolveWith(db, search, true)
+    && (await answer.count(query, 0)) === 0) {
+    return resolveWith(db, answer, search, true)
   }
   return query
 }
 
-async function resolveWith(db: Db, search: PackSearch, typosForEveryWord: boolean): Promise<SearchQuery | null> {
-  const words = search.q ? await matchesOf(db, search.q, typosForEveryWord) : []
+async function resolveWith(db: Db, answer: Answerer, search: PackSearch, typosForEveryWord: boolean): Promise<SearchQuery | null> {
+  const words = search.q ? await matchesOf(db, answer, search.q, typosForEveryWord) : []
   const query: SearchQuery = {
     words,
     // The text may also be a username, or its start ("bob", "@bob"): those people's packs match as well.
@@ -283,14 +326,15 @@ function emptyFacets(): SearchFacets {
  * with how many packs each would leave.
  */
 export async function searchPacks(db: Db, search: PackSearch, page: { limit: number; offset: number }, now: number = Date.now()): Promise<SearchResult> {
-  const query = await resolve(db, search)
+  const answer = await answererFor(db)
+  const query = await resolve(db, answer, search)
   if (!query) return { items: [], total: 0, capped: false, ...(search.facets ? { facets: emptyFacets() } : {}) }
   const sort: SearchSort = search.sort ?? (query.words.length > 0 ? 'relevance' : 'updated')
   const limit = Math.max(0, Math.min(page.limit, SEARCH_LIMIT - page.offset))
   const [n, ids, facets] = await Promise.all([
-    countHits(db, query, SEARCH_LIMIT),
-    limit > 0 ? searchPage(db, query, sort, { limit, offset: page.offset }) : Promise.resolve([]),
-    search.facets ? cachedFacets(db, query, now) : Promise.resolve(undefined),
+    answer.count(query, SEARCH_LIMIT),
+    limit > 0 ? answer.page(query, sort, { limit, offset: page.offset }) : Promise.resolve([]),
+    search.facets ? answer.facets(query, now) : Promise.resolve(undefined),
   ])
   const items = await loadPackSummaries(db, ids)
   return { items, total: Math.min(n, SEARCH_LIMIT), capped: n > SEARCH_LIMIT, ...(facets ? { facets } : {}) }
@@ -348,10 +392,20 @@ function cachedFacets(db: Db, query: SearchQuery, now: number): Promise<SearchFa
 }
 
 async function facetsOf(db: Db, query: SearchQuery, now: number): Promise<SearchFacets> {
-  const windows = Object.fromEntries(Object.entries(UPDATED_WITHIN).map(([name, days]) => [name, new Date(now - days * 86_400_000).toISOString()]))
+  const windows = windowsAt(now)
   const names: FacetName[] = ['kind', 'mc', 'categories', 'tags', 'updated']
   const counted = await Promise.all(names.map((name) => facetCounts(db, query, name, windows)))
-  const facets = Object.fromEntries(names.map((name, i) => [name, counted[i]!])) as unknown as SearchFacets
+  return facetsFrom(Object.fromEntries(names.map((name, i) => [name, counted[i]!])) as Record<FacetName, FacetOption[]>)
+}
+
+/** Where each "updated within" window starts, seen at `now`. */
+function windowsAt(now: number): Record<string, string> {
+  return Object.fromEntries(Object.entries(UPDATED_WITHIN).map(([name, days]) => [name, new Date(now - days * 86_400_000).toISOString()]))
+}
+
+/** Every facet's options with a count, in the order the page shows them. */
+function facetsFrom(counted: Readonly<Record<FacetName, FacetOption[]>>): SearchFacets {
+  const facets: SearchFacets = { ...counted }
   facets.mc = facets.mc.filter((o) => o.count > 0).sort((a, b) => compareReleases(b.value, a.value))
   facets.categories = facets.categories.filter((o) => o.count > 0).sort((a, b) => b.count - a.count || (a.value < b.value ? -1 : 1))
   return facets
