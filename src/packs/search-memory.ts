@@ -26,8 +26,11 @@ import {
   lowerFoldsEveryLetter, RANKED_FIELD_WEIGHTS, readIndexEntries, type FacetName, type IndexEntry, type SearchQuery, type SearchSort,
 } from './search-repository.js'
 
-/** Packs read per page while loading, and per read while catching up. */
-const PAGE = 1000
+/**
+ * Packs read per page while loading, and per read while catching up: each page is a stretch of synchronous
+ * work (SQLite's reads and building the lists, about 40 ms at 250), and requests wait between pages.
+ */
+const PAGE = 250
 /** More changes than this waiting: the copy catches up in the background, and SQL answers meanwhile. */
 const BACKLOG = 1000
 /**
@@ -55,6 +58,7 @@ const UPDATED = 16
 const TAG_OPTIONS = 30
 /** A posting is slot * 64 + the mask of the fields (bit per RANKED_FIELDS entry) holding the word. */
 const MASK = 64
+const NO_MASKS = new Uint8Array(0)
 /** For each field mask, the sum of its fields' weights. */
 const FIELD_SUMS: readonly number[] = Array.from({ length: 64 }, (_, mask) =>
   RANKED_FIELD_WEIGHTS.reduce((sum, weight, field) => sum + ((mask & (1 << field)) !== 0 ? weight : 0), 0))
@@ -224,7 +228,7 @@ export class SearchSnapshot {
   private tags: number[][] = []
   /** Each slot's distinct words and their field masks (what its postings hold), to take them out again. */
   private words: string[][] = []
-  private wordMasks: number[][] = []
+  private wordMasks: Uint8Array[] = []
   // Releases, tags and categories are numbered as first seen: counting them is then indexing an array.
   private readonly releaseNumbers = new Map<string, number>()
   private readonly releaseNames: string[] = []
@@ -237,8 +241,8 @@ export class SearchSnapshot {
   private readonly ownerSlots = new Map<string, Set<number>>()
   private readonly memberSlots = new Map<string, Set<number>>()
 
-  /** word -> postings (slot * 64 + field mask), in slot order. */
-  private readonly postings = new Map<string, number[]>()
+  /** word -> the word (one string shared by every pack that has it) and its postings (slot * 64 + field mask), in slot order. */
+  private readonly postings = new Map<string, { word: string; list: number[] }>()
   /** Every word with postings, sorted: a prefix's words are a range. */
   private vocabulary: string[] = []
 
@@ -433,21 +437,26 @@ export class SearchSnapshot {
     entry.fields.forEach((text, field) => {
       for (const word of text.split(' ')) if (word !== '') masks.set(word, (masks.get(word) ?? 0) | (1 << field))
     })
-    const words = [...masks.keys()]
-    const wordMasks = words.map((w) => masks.get(w)!)
-    this.words[slot] = words
-    this.wordMasks[slot] = wordMasks
-    words.forEach((word, i) => {
-      const posting = slot * MASK + wordMasks[i]!
-      let list = this.postings.get(word)
-      if (!list) {
-        this.postings.set(word, (list = []))
-        this.vocabulary.splice(lowerBoundText(this.vocabulary, word), 0, word)
+    const words: string[] = []
+    const wordMasks = new Uint8Array(masks.size)
+    for (const [word, mask] of masks) {
+      let term = this.postings.get(word)
+      if (!term) {
+        // A copy of the word, not a slice of the pack's text: a slice would keep the whole text alive.
+        const own = Buffer.from(word, 'utf8').toString('utf8')
+        this.postings.set(own, (term = { word: own, list: [] }))
+        this.vocabulary.splice(lowerBoundText(this.vocabulary, own), 0, own)
       }
+      wordMasks[words.length] = mask
+      words.push(term.word)
+      const posting = slot * MASK + mask
+      const list = term.list
       // Loading hands out slots in increasing order: appending is the common case.
       if (list.length === 0 || list[list.length - 1]! < posting) list.push(posting)
       else list.splice(lowerBound(list, posting), 0, posting)
-    })
+    }
+    this.words[slot] = words
+    this.wordMasks[slot] = wordMasks
   }
 
   private releaseNumber(release: string): number {
@@ -497,7 +506,7 @@ export class SearchSnapshot {
     for (const member of this.members[slot] ?? []) removeFrom(this.memberSlots, member, slot)
     const words = this.words[slot] ?? []
     words.forEach((word) => {
-      const list = this.postings.get(word)
+      const list = this.postings.get(word)?.list
       if (!list) return
       const at = lowerBound(list, slot * MASK)
       if (at < list.length && Math.floor(list[at]! / MASK) === slot) list.splice(at, 1)
@@ -508,7 +517,7 @@ export class SearchSnapshot {
       }
     })
     this.words[slot] = []
-    this.wordMasks[slot] = []
+    this.wordMasks[slot] = NO_MASKS
   }
 
   // ---------------------------------------------------------------- answering
@@ -644,7 +653,7 @@ export class SearchSnapshot {
       const seen = scratch.seen[i]!
       let seenCount = 0
       const visit = (term: string, shift: number, alsoStart: boolean) => {
-        const list = this.postings.get(term)
+        const list = this.postings.get(term)?.list
         if (list === undefined) return
         const extra = alsoStart ? 6 : -1
         for (let p = 0; p < list.length; p++) {
