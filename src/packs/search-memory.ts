@@ -23,7 +23,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises'
 import type { Db } from '../db/index.js'
 import { CHANGE_LOG_KEEP_MS, changesAfter, changesAmong, firstChange, lastChange } from './search-changes-repository.js'
 import {
-  lowerFoldsEveryLetter, RANKED_FIELD_WEIGHTS, readIndexEntries, type FacetName, type IndexEntry, type SearchQuery, type SearchSort,
+  FIRST_LETTERS, lowerFoldsEveryLetter, RANKED_FIELD_WEIGHTS, readIndexEntries, type FacetName, type IndexEntry, type SearchQuery, type SearchSort,
 } from './search-repository.js'
 
 /**
@@ -148,6 +148,16 @@ class Scratch {
 
 /** The log lost changes this copy never read (pruned, or too many missing at once): it is read again whole. */
 class MissedChanges extends Error {}
+
+/** A word's length in code points, as SQL's length() counts it. */
+function codePoints(text: string): number {
+  let n = text.length
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c >= 0xd800 && c <= 0xdbff) n--
+  }
+  return n
+}
 
 /** Binary search: the first index whose value is >= `value`. */
 function lowerBound(values: readonly number[], value: number): number {
@@ -521,6 +531,43 @@ export class SearchSnapshot {
   }
 
   // ---------------------------------------------------------------- answering
+
+  /** Whether a listed pack has a word starting with `prefix`: stops at the first. */
+  listedWordStarts(prefix: string): boolean {
+    for (let at = lowerBoundText(this.vocabulary, prefix); at < this.vocabulary.length; at++) {
+      const term = this.vocabulary[at]!
+      if (!term.startsWith(prefix)) break
+      for (const posting of this.postings.get(term)!.list) if (this.listed[(posting / MASK) | 0]) return true
+    }
+    return false
+  }
+
+  /**
+   * termsNear's answer from the copy's vocabulary (the same words, each with how many packs use it): the
+   * words starting with the query word's first or second letter, or any letter then its second, of a
+   * length `budget` away at most, the most used first (then by code point), `limit` of them.
+   */
+  termsNear(word: string, budget: number, limit: number): Array<{ term: string; docs: number }> {
+    const letters = [...word]
+    const second = letters[1]
+    const starts = [...new Set([...letters.slice(0, 2), ...(second === undefined ? [] : [...FIRST_LETTERS].map((first) => `${first}${second}`))])]
+    const min = letters.length - budget
+    const max = letters.length + budget
+    const found: Array<{ term: string; docs: number }> = []
+    const seen = new Set<string>()
+    for (const start of starts) {
+      for (let at = lowerBoundText(this.vocabulary, start); at < this.vocabulary.length; at++) {
+        const term = this.vocabulary[at]!
+        if (!term.startsWith(start)) break
+        const length = codePoints(term)
+        if (length < min || length > max || seen.has(term)) continue
+        seen.add(term)
+        found.push({ term, docs: this.postings.get(term)!.list.length })
+      }
+    }
+    found.sort((a, b) => b.docs - a.docs || compareCodePoints(a.term, b.term))
+    return found.slice(0, limit)
+  }
 
   /** One page of hits' pack row ids, in order: searchPage's answer. */
   page(query: SearchQuery, sort: SearchSort, page: { limit: number; offset: number }): string[] {

@@ -193,7 +193,7 @@ export async function anyTermStartsWith(db: Db, prefix: string): Promise<boolean
 }
 
 /** Letters a word may start with, for the words near one whose first letter is wrong (other scripts: only as typed). */
-const FIRST_LETTERS = 'abcdefghijklmnopqrstuvwxyz0123456789'
+export const FIRST_LETTERS = 'abcdefghijklmnopqrstuvwxyz0123456789'
 
 /**
  * Words of the vocabulary that may lie within `budget` edits of `word`: those

@@ -193,6 +193,10 @@ interface Answerer {
   page(query: SearchQuery, sort: SearchSort, page: { limit: number; offset: number }): Promise<string[]>
   count(query: SearchQuery, cap: number): Promise<number>
   facets(query: SearchQuery, now: number): Promise<SearchFacets>
+  /** Whether a listed pack has a word starting with `word` (listedPackHasWordStarting says why listed). */
+  listedWordStarts(word: string): Promise<boolean>
+  /** The words of the vocabulary near one (termsNear). */
+  termsNear(word: string, budget: number, limit: number): Promise<Array<{ term: string; docs: number }>>
 }
 
 async function answererFor(db: Db): Promise<Answerer> {
@@ -204,6 +208,8 @@ async function answererFor(db: Db): Promise<Answerer> {
         page: async (query, sort, page) => snapshot.page(query, sort, page),
         count: async (query, cap) => snapshot.count(query, cap),
         facets: async (query, now) => facetsFrom(snapshot.facets(query, windowsAt(now))),
+        listedWordStarts: async (word) => snapshot.listedWordStarts(word),
+        termsNear: async (word, budget, limit) => snapshot.termsNear(word, budget, limit),
       }
     }
   }
@@ -215,6 +221,8 @@ function sqlAnswerer(db: Db): Answerer {
     page: (query, sort, page) => searchPage(db, query, sort, page),
     count: (query, cap) => countHits(db, query, cap),
     facets: (query, now) => cachedFacets(db, query, now),
+    listedWordStarts: (word) => listedPackHasWordStarting(db, word),
+    termsNear: (word, budget, limit) => termsNear(db, word, budget, limit),
   }
 }
 
@@ -234,11 +242,11 @@ async function matchesOf(db: Db, answer: Answerer, q: string, typosForEveryWord 
     }
     const exact: string[] = []
     const budget = typoBudget(word)
-    if (budget > 0 && (typosForEveryWord || !(await listedPackHasWordStarting(db, answer, word)))) {
+    if (budget > 0 && (typosForEveryWord || !(await answer.listedWordStarts(word)))) {
       // A word is also near a longer one whose start it is, give or take its typos ("dargon" and "dragons"), as it
       // would be once the person typed on: the distance to the term's first letters counts as well.
       const length = [...word].length
-      const near = (await termsNear(db, word, budget, TYPO_CANDIDATES))
+      const near = (await answer.termsNear(word, budget, TYPO_CANDIDATES))
         .map((candidate) => ({
           ...candidate,
           distance: Math.min(editDistance(word, candidate.term, budget), editDistance(word, [...candidate.term].slice(0, length).join(''), budget)),
@@ -268,9 +276,9 @@ async function matchesOf(db: Db, answer: Answerer, q: string, typosForEveryWord 
  * account's or one with every version yanked starts with must not keep a
  * typo from finding a listed pack (those packs never show, not even this way).
  */
-async function listedPackHasWordStarting(db: Db, answer: Answerer, word: string): Promise<boolean> {
+async function listedPackHasWordStarting(db: Db, word: string): Promise<boolean> {
   if (!(await anyTermStartsWith(db, word))) return false
-  return (await answer.count({ words: [{ prefix: word, exact: [], weight: 1 }], includeHidden: false }, 0)) > 0
+  return (await countHits(db, { words: [{ prefix: word, exact: [], weight: 1 }], includeHidden: false }, 0)) > 0
 }
 
 /**
