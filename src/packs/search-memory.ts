@@ -262,6 +262,8 @@ export class SearchSnapshot {
   
   /** When the last poll of the log was made: a copy that has not polled for long may have missed pruned changes. */
   private lastPollAt = 0
+  /** True while the copy is read whole (load). */
+  private loading = false
   private failedAt = 0
 
   /** Packs in the copy. */
@@ -327,12 +329,18 @@ export class SearchSnapshot {
       this.foldsEveryLetter = await lowerFoldsEveryLetter(db)
       this.lastPollAt = Date.now()
       let after = ''
-      for (;;) {
-        const entries = await readIndexEntries(db, { after, limit: PAGE })
-        for (const entry of entries) this.put(entry)
-        if (entries.length < PAGE) break
-        after = entries.at(-1)!.id
-        await nextTurn()
+      this.loading = true
+      try {
+        for (;;) {
+          const entries = await readIndexEntries(db, { after, limit: PAGE })
+          for (const entry of entries) this.put(entry)
+          if (entries.length < PAGE) break
+          after = entries.at(-1)!.id
+          await nextTurn()
+        }
+      } finally {
+        this.loading = false
+        this.vocabulary.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
       }
       this.state = 'catching-up'
       await this.catchUp(db)
@@ -455,7 +463,9 @@ export class SearchSnapshot {
         // A copy of the word, not a slice of the pack's text: a slice would keep the whole text alive.
         const own = Buffer.from(word, 'utf8').toString('utf8')
         this.postings.set(own, (term = { word: own, list: [] }))
-        this.vocabulary.splice(lowerBoundText(this.vocabulary, own), 0, own)
+        // While loading, the vocabulary is sorted once at the end: an insertion in order moves half of it.
+        if (this.loading) this.vocabulary.push(own)
+        else this.vocabulary.splice(lowerBoundText(this.vocabulary, own), 0, own)
       }
       wordMasks[words.length] = mask
       words.push(term.word)
