@@ -867,7 +867,7 @@ function removeFrom(map: Map<string, Set<number>>, key: string, slot: number): v
  * best k in a heap (most of a large set is turned away by one comparison with the heap's worst). `items`
  * is reordered.
  */
-function best(items: Int32Array, k: number, compare: (a: number, b: number) => number): Int32Array {
+export function best(items: Int32Array, k: number, compare: (a: number, b: number) => number): Int32Array {
   if (k <= 0) return new Int32Array(0)
   if (items.length <= Math.max(2048, k * 4)) return items.sort(compare).subarray(0, Math.min(k, items.length))
   // A max-heap by `compare`: its root is the worst of those kept.
