@@ -269,8 +269,14 @@ async function registerAll(app: App, config: Config, options: BuildOptions): Pro
     const started = performance.now()
     snapshot.loaded(app.db).then(
       () => app.log.info({ packs: snapshot.size, ms: Math.round(performance.now() - started) }, 'search index loaded into memory'),
-      (error: unknown) => app.log.warn({ err: error }, 'search index could not be loaded into memory; SQL answers searches'),
+      (error: unknown) => { if (!closing) app.log.warn({ err: error }, 'search index could not be loaded into memory; SQL answers searches') },
     )
+  })
+  // Before the database closes (onClose hooks run last-registered first): a load under way stops there.
+  let closing = false
+  app.addHook('onClose', () => {
+    closing = true
+    searchSnapshotOf(app.db).close()
   })
 
   if (options.sweep !== false) {

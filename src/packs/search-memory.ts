@@ -264,6 +264,7 @@ export class SearchSnapshot {
   private lastPollAt = 0
   /** True while the copy is read whole (load). */
   private loading = false
+  private closed = false
   private failedAt = 0
 
   /** Packs in the copy. */
@@ -276,6 +277,7 @@ export class SearchSnapshot {
    * loading or catching up with a large batch, in the background): the caller asks SQL instead.
    */
   async current(db: Db): Promise<boolean> {
+    if (this.closed) return false
     // A failed load (the database was unreachable) is tried again after a while, not on every search.
     if (this.state === 'failed' && Date.now() - this.failedAt > RETRY_MS) this.state = 'empty'
     // Changes older than the log keeps may have been pruned before this copy read them: it is read again.
@@ -295,12 +297,20 @@ export class SearchSnapshot {
     return this.state === 'ready'
   }
 
-  /** Resolves once the copy has loaded (tests, the bench); rejects when loading failed. */
+  /** Resolves once the copy has loaded (tests, the bench); rejects when loading failed or the app closed. */
   async loaded(db: Db): Promise<void> {
     while (!(await this.current(db))) {
       if (this.state === 'failed') throw new Error('the search index could not be loaded into memory')
-      await new Promise((resolve) => setTimeout(resolve, 20))
+      if (this.closed) throw new Error('the app closed before the search index was loaded into memory')
+      // Unreferenced: waiting for the copy never keeps a process alive that has nothing else to do.
+      await new Promise((resolve) => setTimeout(resolve, 20).unref())
     }
+  }
+
+  /** The app is closing (its database next): the copy answers nothing more, and a wait for it ends. */
+  close(): void {
+    this.closed = true
+    this.reset()
   }
 
   /** Forgets everything: the next search starts loading the copy again. */
