@@ -302,8 +302,8 @@ export class SearchSnapshot {
     while (!(await this.current(db))) {
       if (this.state === 'failed') throw new Error('the search index could not be loaded into memory')
       if (this.closed) throw new Error('the app closed before the search index was loaded into memory')
-      // Unreferenced: waiting for the copy never keeps a process alive that has nothing else to do.
-      await new Promise((resolve) => setTimeout(resolve, 20).unref())
+      // Ends when the app closes (close()): a wait never outlives it.
+      await new Promise((resolve) => setTimeout(resolve, 20))
     }
   }
 
