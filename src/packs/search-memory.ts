@@ -159,19 +159,8 @@ function codePoints(text: string): number {
   return n
 }
 
-/** Binary search: the first index whose value is >= `value`. */
-function lowerBound(values: readonly number[], value: number): number {
-  let lo = 0
-  let hi = values.length
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1
-    if (values[mid]! < value) lo = mid + 1
-    else hi = mid
-  }
-  return lo
-}
-
-function lowerBoundText(values: readonly string[], value: string): number {
+/** Binary search in a sorted list (numbers, or words in code unit order): the first index whose value is >= `value`. */
+function lowerBound<T extends number | string>(values: readonly T[], value: T): number {
   let lo = 0
   let hi = values.length
   while (lo < hi) {
@@ -475,7 +464,7 @@ export class SearchSnapshot {
         this.postings.set(own, (term = { word: own, list: [] }))
         // While loading, the vocabulary is sorted once at the end: an insertion in order moves half of it.
         if (this.loading) this.vocabulary.push(own)
-        else this.vocabulary.splice(lowerBoundText(this.vocabulary, own), 0, own)
+        else this.vocabulary.splice(lowerBound(this.vocabulary, own), 0, own)
       }
       wordMasks[words.length] = mask
       words.push(term.word)
@@ -542,7 +531,7 @@ export class SearchSnapshot {
       if (at < list.length && Math.floor(list[at]! / MASK) === slot) list.splice(at, 1)
       if (list.length === 0) {
         this.postings.delete(word)
-        const place = lowerBoundText(this.vocabulary, word)
+        const place = lowerBound(this.vocabulary, word)
         if (this.vocabulary[place] === word) this.vocabulary.splice(place, 1)
       }
     })
@@ -554,7 +543,7 @@ export class SearchSnapshot {
 
   /** Whether a listed pack has a word starting with `prefix`: stops at the first. */
   listedWordStarts(prefix: string): boolean {
-    for (let at = lowerBoundText(this.vocabulary, prefix); at < this.vocabulary.length; at++) {
+    for (let at = lowerBound(this.vocabulary, prefix); at < this.vocabulary.length; at++) {
       const term = this.vocabulary[at]!
       if (!term.startsWith(prefix)) break
       for (const posting of this.postings.get(term)!.list) if (this.listed[(posting / MASK) | 0]) return true
@@ -576,7 +565,7 @@ export class SearchSnapshot {
     const found: Array<{ term: string; docs: number }> = []
     const seen = new Set<string>()
     for (const start of starts) {
-      for (let at = lowerBoundText(this.vocabulary, start); at < this.vocabulary.length; at++) {
+      for (let at = lowerBound(this.vocabulary, start); at < this.vocabulary.length; at++) {
         const term = this.vocabulary[at]!
         if (!term.startsWith(start)) break
         const length = codePoints(term)
@@ -734,7 +723,7 @@ export class SearchSnapshot {
       }
       if (word.prefix !== null) {
         // The words starting with the prefix: the word itself (bits 0-5, and 6-11) and its longer forms (6-11).
-        for (let at = lowerBoundText(this.vocabulary, word.prefix); at < this.vocabulary.length; at++) {
+        for (let at = lowerBound(this.vocabulary, word.prefix); at < this.vocabulary.length; at++) {
           const term = this.vocabulary[at]!
           if (!term.startsWith(word.prefix)) break
           visit(term, term === word.prefix ? 0 : 6, term === word.prefix)
