@@ -69,12 +69,14 @@ interface Filters {
   ownerId: string | undefined
   memberId: string | undefined
   kinds: number[] | undefined
-  /** Each group any of (1 at a release's number), the groups all of. */
-  releases: Uint8Array[] | undefined
-  categories: Set<number> | undefined
+  /** Each group any of (as release bits, the copy's releaseStride words), the groups all of. */
+  releases: Uint32Array[] | undefined
+  /** 1 at each chosen category's number. */
+  categories: Uint8Array | undefined
   /** All of. */
   tags: number[] | undefined
   updatedSince: string | undefined
+  updatedSinceMs: number
 }
 
 /**
@@ -213,18 +215,32 @@ export class SearchSnapshot {
   private titleKeys: string[] = []
   private owners: string[] = []
   private members: string[][] = []
-  private listed: boolean[] = []
-  private kinds: number[] = []
+  // What every search reads for each of the packs it considers is in typed arrays (one number a slot, grown
+  // by doubling): a pass over 100,000 packs reading them costs a tenth of one reading arrays of arrays and
+  // comparing date strings.
+  private capacity = 0
+  private listed = new Uint8Array(0)
+  private kinds = new Uint8Array(0)
   /** The category's number (categoryKeys), -1 for none. */
-  private categories: number[] = []
+  private categories = new Int32Array(0)
+  private downloads = new Float64Array(0)
+  private trending = new Float64Array(0)
+  /** The dates as milliseconds, compared first; the stored text decides between equal ones (as SQL compares). */
+  private createdMs = new Float64Array(0)
+  private updatedMs = new Float64Array(0)
   private created: string[] = []
   private updated: string[] = []
-  private downloads: number[] = []
-  private trending: number[] = []
-  /** Release numbers (releaseNames). */
-  private releases: number[][] = []
-  /** Tag numbers (tagNames). */
-  private tags: number[][] = []
+  /** Each slot's releases as bits by number (releaseNames): releaseStride 32-bit words a slot. */
+  private releaseBits = new Uint32Array(0)
+  private releaseStride = 1
+  // Each slot's tag numbers (tagNames) are tagLength[slot] numbers from tagStart[slot] in one shared pool, in
+  // slot order after a load: a pass counting tags reads memory in order, not one small array per pack.
+  private tagStart = new Int32Array(0)
+  private tagLength = new Int32Array(0)
+  private tagPool = new Int32Array(0)
+  private tagPoolUsed = 0
+  /** Pool entries no slot uses any more (a slot's tags replaced by more, or its pack gone): compacted at half. */
+  private tagPoolFree = 0
   /** Each slot's distinct words and their field masks (what its postings hold), to take them out again. */
   private words: string[][] = []
   private wordMasks: Uint8Array[] = []
@@ -311,9 +327,23 @@ export class SearchSnapshot {
     this.gaps.clear()
     this.slotOf.clear()
     this.free.length = 0
-    for (const list of [this.ids, this.names, this.titleKeys, this.owners, this.members, this.listed, this.kinds, this.categories,
-      this.created, this.updated, this.downloads, this.trending, this.releases, this.tags, this.words, this.wordMasks,
-      this.releaseNames, this.tagNames, this.categoryKeys, this.vocabulary] as unknown[][]) list.length = 0
+    for (const list of [this.ids, this.names, this.titleKeys, this.owners, this.members, this.created, this.updated,
+      this.words, this.wordMasks, this.releaseNames, this.tagNames, this.categoryKeys, this.vocabulary] as unknown[][]) list.length = 0
+    this.capacity = 0
+    this.listed = new Uint8Array(0)
+    this.kinds = new Uint8Array(0)
+    this.categories = new Int32Array(0)
+    this.downloads = new Float64Array(0)
+    this.trending = new Float64Array(0)
+    this.createdMs = new Float64Array(0)
+    this.updatedMs = new Float64Array(0)
+    this.releaseStride = 1
+    this.releaseBits = new Uint32Array(0)
+    this.tagStart = new Int32Array(0)
+    this.tagLength = new Int32Array(0)
+    this.tagPool = new Int32Array(0)
+    this.tagPoolUsed = 0
+    this.tagPoolFree = 0
     for (const map of [this.releaseNumbers, this.tagNumbers, this.categoryNumbers, this.ownerSlots, this.memberSlots, this.postings] as Array<Map<unknown, unknown>>) map.clear()
   }
 
@@ -430,6 +460,7 @@ export class SearchSnapshot {
     if (slot === undefined) {
       slot = this.free.pop() ?? this.ids.length
       this.slotOf.set(entry.id, slot)
+      if (slot >= this.capacity) this.grow(slot + 1)
     } else {
       this.unlink(slot)
     }
@@ -438,15 +469,20 @@ export class SearchSnapshot {
     this.titleKeys[slot] = titleKeyOf(this.foldsEveryLetter, entry.title)
     this.owners[slot] = entry.ownerId
     this.members[slot] = entry.members
-    this.listed[slot] = !entry.hidden && !entry.ownerDisabled && entry.publicVersions > 0
+    this.listed[slot] = !entry.hidden && !entry.ownerDisabled && entry.publicVersions > 0 ? 1 : 0
     this.kinds[slot] = entry.kinds
     this.categories[slot] = entry.categoryId === null ? -1 : this.categoryNumber(entry.categoryId, entry.categoryKey ?? '')
     this.created[slot] = entry.createdAt
     this.updated[slot] = entry.updatedAt
+    this.createdMs[slot] = Date.parse(entry.createdAt)
+    this.updatedMs[slot] = Date.parse(entry.updatedAt)
     this.downloads[slot] = entry.downloads
     this.trending[slot] = entry.trending
-    this.releases[slot] = entry.releases.map((release) => this.releaseNumber(release))
-    this.tags[slot] = entry.tags.map((tag) => this.tagNumber(tag))
+    const releases = entry.releases.map((release) => this.releaseNumber(release))
+    const stride = this.releaseStride
+    this.releaseBits.fill(0, slot * stride, slot * stride + stride)
+    for (const release of releases) this.releaseBits[slot * stride + (release >>> 5)]! |= 1 << (release & 31)
+    this.setTags(slot, entry.tags.map((tag) => this.tagNumber(tag)))
     addTo(this.ownerSlots, entry.ownerId, slot)
     for (const member of entry.members) addTo(this.memberSlots, member, slot)
 
@@ -483,8 +519,75 @@ export class SearchSnapshot {
     if (n === undefined) {
       n = this.releaseNames.push(release) - 1
       this.releaseNumbers.set(release, n)
+      if (n >= this.releaseStride * 32) this.widenReleases()
     }
     return n
+  }
+
+  /** Room for every slot up to `size`: each per-slot array grows to twice its size at least. */
+  private grow(size: number): void {
+    const capacity = Math.max(1024, this.capacity * 2, size)
+    const larger = <T extends Uint8Array | Int32Array | Float64Array | Uint32Array>(old: T, make: (n: number) => T, per = 1): T => {
+      const next = make(capacity * per)
+      next.set(old)
+      return next
+    }
+    this.listed = larger(this.listed, (n) => new Uint8Array(n))
+    this.kinds = larger(this.kinds, (n) => new Uint8Array(n))
+    this.categories = larger(this.categories, (n) => new Int32Array(n))
+    this.downloads = larger(this.downloads, (n) => new Float64Array(n))
+    this.trending = larger(this.trending, (n) => new Float64Array(n))
+    this.createdMs = larger(this.createdMs, (n) => new Float64Array(n))
+    this.updatedMs = larger(this.updatedMs, (n) => new Float64Array(n))
+    this.releaseBits = larger(this.releaseBits, (n) => new Uint32Array(n), this.releaseStride)
+    this.tagStart = larger(this.tagStart, (n) => new Int32Array(n))
+    this.tagLength = larger(this.tagLength, (n) => new Int32Array(n))
+    this.capacity = capacity
+  }
+
+  /** A slot's tags: in its place in the pool when they fit, else at the pool's end. */
+  private setTags(slot: number, tags: number[]): void {
+    const old = this.tagLength[slot]!
+    if (tags.length > old) {
+      this.tagPoolFree += old
+      this.tagLength[slot] = 0
+      if (this.tagPoolUsed + tags.length > this.tagPool.length) this.growTagPool(tags.length)
+      this.tagStart[slot] = this.tagPoolUsed
+      this.tagPoolUsed += tags.length
+    } else {
+      this.tagPoolFree += old - tags.length
+    }
+    this.tagPool.set(tags, this.tagStart[slot]!)
+    this.tagLength[slot] = tags.length
+  }
+
+  /** Room for `more` at the pool's end: compacted (in slot order) when half of it is unused, else doubled. */
+  private growTagPool(more: number): void {
+    const live = this.tagPoolUsed - this.tagPoolFree
+    const pool = new Int32Array(Math.max(4096, (live + more) * 2))
+    let used = 0
+    for (let slot = 0; slot < this.ids.length; slot++) {
+      const length = this.tagLength[slot]!
+      if (length === 0) continue
+      const start = this.tagStart[slot]!
+      pool.set(this.tagPool.subarray(start, start + length), used)
+      this.tagStart[slot] = used
+      used += length
+    }
+    this.tagPool = pool
+    this.tagPoolUsed = used
+    this.tagPoolFree = 0
+  }
+
+  /** A 33rd (65th, ...) release: each slot's release bits get one more word. */
+  private widenReleases(): void {
+    const old = this.releaseBits
+    const oldStride = this.releaseStride
+    const stride = oldStride + 1
+    const bits = new Uint32Array(this.capacity * stride)
+    for (let slot = 0; slot < this.capacity; slot++) bits.set(old.subarray(slot * oldStride, slot * oldStride + oldStride), slot * stride)
+    this.releaseBits = bits
+    this.releaseStride = stride
   }
 
   private tagNumber(tag: { id: string; name: string; nameLower: string }): number {
@@ -516,6 +619,8 @@ export class SearchSnapshot {
     this.unlink(slot)
     this.slotOf.delete(id)
     this.ids[slot] = undefined
+    this.listed[slot] = 0
+    this.setTags(slot, [])
     this.free.push(slot)
   }
 
@@ -621,26 +726,62 @@ export class SearchSnapshot {
     const categories = new Int32Array(this.categoryKeys.length)
     const tags = new Int32Array(this.tagNames.length)
     const windowList = Object.entries(windows)
+    const windowMs = windowList.map(([, since]) => Date.parse(since))
     const updated = windowList.map(() => 0)
+    const stride = this.releaseStride
+    const releaseBits = this.releaseBits
     // A facet's options count the packs that pass every other condition: the any-of facets leave their own
-    // choice out. Tags are all-of: their counts keep the tags already chosen.
+    // choice out. Tags are all-of: their counts keep the tags already chosen. One tight pass per facet.
+    const kindsOf = this.kinds
     for (let i = 0; i < size; i++) {
-      const slot = slots[i]!
-      const failed = fails[i]!
-      if ((failed & ~KIND) === 0) {
-        const kinds = this.kinds[slot]!
-        if ((kinds & 1) === 1) resource++
-        if ((kinds & 2) === 2) data++
+      if ((fails[i]! & ~KIND) !== 0) continue
+      const kinds = kindsOf[slots[i]!]!
+      resource += kinds & 1
+      data += (kinds >>> 1) & 1
+    }
+    // Releases are counted a byte of a pack's release bits at a time (how many packs have each value of each
+    // byte), then each value's count is added to its releases: a pack costs a few increments, not one per release.
+    const byteCounts = new Int32Array(stride * 4 * 256)
+    for (let i = 0; i < size; i++) {
+      if ((fails[i]! & ~MC) !== 0) continue
+      const at = slots[i]! * stride
+      for (let w = 0; w < stride; w++) {
+        const bits = releaseBits[at + w]!
+        if (bits === 0) continue
+        const base = w * 1024
+        byteCounts[base + (bits & 255)]!++
+        byteCounts[base + 256 + ((bits >>> 8) & 255)]!++
+        byteCounts[base + 512 + ((bits >>> 16) & 255)]!++
+        byteCounts[base + 768 + (bits >>> 24)]!++
       }
-      if ((failed & ~MC) === 0) for (const release of this.releases[slot]!) releases[release]!++
-      if ((failed & ~CATEGORIES) === 0) {
-        const category = this.categories[slot]!
-        if (category >= 0) categories[category]!++
+    }
+    for (let chunk = 0; chunk < stride * 4; chunk++) {
+      for (let value = 1; value < 256; value++) {
+        const count = byteCounts[chunk * 256 + value]!
+        if (count === 0) continue
+        for (let bit = 0; bit < 8; bit++) if ((value & (1 << bit)) !== 0) releases[chunk * 8 + bit]! += count
       }
-      if (failed === 0) for (const tag of this.tags[slot]!) tags[tag]!++
-      if ((failed & ~UPDATED) === 0) {
-        const at = this.updated[slot]!
-        for (let w = 0; w < windowList.length; w++) if (at >= windowList[w]![1]) updated[w]!++
+    }
+    const categoryOf = this.categories
+    for (let i = 0; i < size; i++) {
+      if ((fails[i]! & ~CATEGORIES) !== 0) continue
+      const category = categoryOf[slots[i]!]!
+      if (category >= 0) categories[category]!++
+    }
+    const { tagStart, tagLength, tagPool } = this
+    for (let i = 0; i < size; i++) {
+      if (fails[i] !== 0) continue
+      const start = tagStart[slots[i]!]!
+      const end = start + tagLength[slots[i]!]!
+      for (let t = start; t < end; t++) tags[tagPool[t]!]!++
+    }
+    const updatedMs = this.updatedMs
+    for (let i = 0; i < size; i++) {
+      if ((fails[i]! & ~UPDATED) !== 0) continue
+      const at = updatedMs[slots[i]!]!
+      for (let w = 0; w < windowMs.length; w++) {
+        // At the same millisecond (or an unreadable date) the text decides, as SQL compares it.
+        if (at > windowMs[w]! || (!(at < windowMs[w]!) && this.updated[slots[i]!]! >= windowList[w]![1])) updated[w]!++
       }
     }
     const options = (counts: Int32Array, names: (n: number) => string) => {
@@ -648,14 +789,17 @@ export class SearchSnapshot {
       for (let n = 0; n < counts.length; n++) if (counts[n]! > 0) out.push({ value: names(n), count: counts[n]! })
       return out
     }
-    const tagRows: Array<{ n: number; count: number }> = []
-    for (let n = 0; n < tags.length; n++) if (tags[n]! > 0) tagRows.push({ n, count: tags[n]! })
-    tagRows.sort((a, b) => b.count - a.count || compareCodePoints(this.tagNames[a.n]!.nameLower, this.tagNames[b.n]!.nameLower))
+    // The most used tags: the first TAG_OPTIONS by count (then name), without sorting the thousands used.
+    let used = 0
+    const usedTags = new Int32Array(tags.length)
+    for (let n = 0; n < tags.length; n++) if (tags[n]! > 0) usedTags[used++] = n
+    const topTags = best(usedTags.subarray(0, used), TAG_OPTIONS,
+      (a, b) => tags[b]! - tags[a]! || compareCodePoints(this.tagNames[a]!.nameLower, this.tagNames[b]!.nameLower))
     return {
       kind: [{ value: 'resource', count: resource }, { value: 'data', count: data }],
       mc: options(releases, (n) => this.releaseNames[n]!),
       categories: options(categories, (n) => this.categoryKeys[n]!),
-      tags: tagRows.slice(0, TAG_OPTIONS).map((r) => ({ value: this.tagNames[r.n]!.name, count: r.count })),
+      tags: Array.from(topTags, (n) => ({ value: this.tagNames[n]!.name, count: tags[n]! })),
       updated: windowList.map(([value], w) => ({ value, count: updated[w]! })),
     }
   }
@@ -784,33 +928,61 @@ export class SearchSnapshot {
     let fails = 0
     if (f.kinds !== undefined) {
       const kinds = this.kinds[slot]!
-      if (!f.kinds.some((bit) => (kinds & bit) === bit)) fails |= KIND
+      let any = false
+      for (let k = 0; k < f.kinds.length && !any; k++) any = (kinds & f.kinds[k]!) === f.kinds[k]!
+      if (!any) fails |= KIND
     }
     if (f.releases !== undefined) {
-      const releases = this.releases[slot]!
-      for (const group of f.releases) {
-        let any = false
-        for (const release of releases) if (group[release] === 1) { any = true; break }
-        if (!any) { fails |= MC; break }
+      const stride = this.releaseStride
+      const at = slot * stride
+      for (let g = 0; g < f.releases.length; g++) {
+        const group = f.releases[g]!
+        let any = 0
+        for (let w = 0; w < stride; w++) any |= group[w]! & this.releaseBits[at + w]!
+        if (any === 0) { fails |= MC; break }
       }
     }
-    if (f.categories !== undefined && !f.categories.has(this.categories[slot]!)) fails |= CATEGORIES
-    if (f.tags !== undefined) {
-      const tags = this.tags[slot]!
-      for (const tag of f.tags) if (!tags.includes(tag)) { fails |= TAGS; break }
+    if (f.categories !== undefined) {
+      const category = this.categories[slot]!
+      if (category < 0 || f.categories[category] !== 1) fails |= CATEGORIES
     }
-    if (f.updatedSince !== undefined && this.updated[slot]! < f.updatedSince) fails |= UPDATED
+    if (f.tags !== undefined) {
+      const start = this.tagStart[slot]!
+      const end = start + this.tagLength[slot]!
+      for (let t = 0; t < f.tags.length; t++) {
+        const tag = f.tags[t]!
+        let has = false
+        for (let at = start; at < end && !has; at++) has = this.tagPool[at] === tag
+        if (!has) { fails |= TAGS; break }
+      }
+    }
+    if (f.updatedSince !== undefined && !this.updatedSince(slot, f.updatedSinceMs, f.updatedSince)) fails |= UPDATED
     return fails
+  }
+
+  /** Whether the slot was updated at or after `since` (as the text compares: the milliseconds decide unless equal). */
+  private updatedSince(slot: number, sinceMs: number, since: string): boolean {
+    const at = this.updatedMs[slot]!
+    return at > sinceMs || (!(at < sinceMs) && this.updated[slot]! >= since)
   }
 
   private filtersOf(query: SearchQuery): Filters {
     const releaseSet = (names: readonly string[]) => {
-      const set = new Uint8Array(this.releaseNames.length)
+      const set = new Uint32Array(this.releaseStride)
       for (const name of names) {
         const n = this.releaseNumbers.get(name)
-        if (n !== undefined) set[n] = 1
+        if (n !== undefined) set[n >>> 5]! |= 1 << (n & 31)
       }
       return set
+    }
+    let categories: Uint8Array | undefined
+    if (query.categoryIds !== undefined) {
+      categories = new Uint8Array(this.categoryKeys.length)
+      // An id no pack has matches nothing.
+      for (const id of query.categoryIds) {
+        const n = this.categoryNumbers.get(id)
+        if (n !== undefined) categories[n] = 1
+      }
     }
     return {
       listedOnly: !query.includeHidden,
@@ -818,10 +990,10 @@ export class SearchSnapshot {
       memberId: query.memberId,
       kinds: query.kinds,
       releases: query.releases?.map(releaseSet),
-      // An id no pack has: -2 matches no slot (-1 is "no category").
-      categories: query.categoryIds === undefined ? undefined : new Set(query.categoryIds.map((id) => this.categoryNumbers.get(id) ?? -2)),
+      categories,
       tags: query.tagIds !== undefined && query.tagIds.length > 0 ? query.tagIds.map((id) => this.tagNumbers.get(id) ?? -1) : undefined,
       updatedSince: query.updatedSince,
+      updatedSinceMs: query.updatedSince === undefined ? Number.NaN : Date.parse(query.updatedSince),
     }
   }
 
@@ -829,20 +1001,22 @@ export class SearchSnapshot {
   private order(sort: SearchSort, evaluation: Evaluation): (a: number, b: number) => number {
     const { slots, ranks } = evaluation
     const byId = (a: number, b: number) => compareCodePoints(this.ids[a]!, this.ids[b]!)
-    const newest = (values: string[]) => (a: number, b: number) => (values[a]! > values[b]! ? -1 : values[a]! < values[b]! ? 1 : byId(a, b))
+    // Milliseconds first; equal (or unreadable) ones by the text, as SQL orders it.
+    const newest = (ms: Float64Array, values: string[]) => (a: number, b: number) =>
+      (ms[b]! - ms[a]!) || (values[a]! > values[b]! ? -1 : values[a]! < values[b]! ? 1 : byId(a, b))
     const bySlot = (compare: (a: number, b: number) => number) => (i: number, j: number) => compare(slots[i]!, slots[j]!)
     switch (sort) {
       case 'relevance':
-        if (evaluation.query.words.length === 0) return bySlot(newest(this.updated))
+        if (evaluation.query.words.length === 0) return bySlot(newest(this.updatedMs, this.updated))
         return (i, j) => (ranks[j]! - ranks[i]!) || (this.downloads[slots[j]!]! - this.downloads[slots[i]!]!)
           || compareCodePoints(this.names[slots[i]!]!, this.names[slots[j]!]!)
       case 'downloads': {
-        const updated = newest(this.updated)
+        const updated = newest(this.updatedMs, this.updated)
         return bySlot((a, b) => (this.downloads[b]! - this.downloads[a]!) || updated(a, b))
       }
       case 'trending': return bySlot((a, b) => (this.trending[b]! - this.trending[a]!) || byId(a, b))
-      case 'created': return bySlot(newest(this.created))
-      case 'updated': return bySlot(newest(this.updated))
+      case 'created': return bySlot(newest(this.createdMs, this.created))
+      case 'updated': return bySlot(newest(this.updatedMs, this.updated))
       case 'title': return bySlot((a, b) => compareCodePoints(this.titleKeys[a]!, this.titleKeys[b]!) || byId(a, b))
     }
   }
