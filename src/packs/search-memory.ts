@@ -564,7 +564,7 @@ export class SearchSnapshot {
   /** Room for `more` at the pool's end: compacted (in slot order) when half of it is unused, else doubled. */
   private growTagPool(more: number): void {
     const live = this.tagPoolUsed - this.tagPoolFree
-    const pool = new Int32Array(Math.max(4096, (live + more) * 2))
+    const pool = new Int32Array(Math.max(64, (live + more) * 2))
     let used = 0
     for (let slot = 0; slot < this.ids.length; slot++) {
       const length = this.tagLength[slot]!

@@ -212,6 +212,10 @@ async function addExtraPacks(): Promise<void> {
     // Letters of scripts encoded late (Adlam, Latin Extended-D, Cherokee small letters): each engine's tokenizer must know them.
     { user: otto, data: { title: '𞤀𞤣𞤤𞤢𞤥 Adlam ꞔꞔ', summary: 'ᏣᎳᎩ ꭰꭱ letters.', category: 'ui' }, archive: await datapack(48) },
     { user: otto, data: { title: 'otto lower case', summary: 'A title all in lower case, a pack.', category: 'qol' }, archive: await datapack(61) },
+    // With the releases of the packs above, more than one 32-bit word of the copy's release bits holds
+    // (those of 1.6.1 to 1.8.9, 1.13 to 1.14.4): its bits widen while it loads.
+    { user: otto, data: { title: 'Otto Old Releases', summary: 'Textures for releases long gone.', category: 'textures', tags: ['Dark'] }, archive: await resourcePack('Old Releases', 1) },
+    { user: otto, data: { title: 'Otto Aquatic Releases', summary: 'Textures for the aquatic update.', category: 'textures' }, archive: await resourcePack('Aquatic Releases', 4) },
     { user: wren, data: { title: 'Wren Nest Boxes', summary: 'Nest boxes for birds: a pack whose owner is disabled.', category: 'decoration', tags: ['Building'] }, archive: await datapack(48) },
   ]
   for (const extra of extras) await publishPack(site, extra.user, extra.data, { archive: extra.archive })
