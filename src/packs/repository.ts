@@ -76,7 +76,6 @@ export interface PackRecord {
   revision: number
   title: string
   summary: string
-  description: string
   category: CategoryRef | null
   thumbnailFileId: string | null
   tags: TagRef[]
@@ -100,6 +99,8 @@ export interface TeamMemberRecord {
 }
 
 export interface PackDetail extends PackRecord {
+  /** The long text of its page (Markdown): not read for a listing, which shows the summary. */
+  description: string
   /** The team besides the owner: members (accepted) first, by when they joined, then live invitations. */
   team: TeamMemberRecord[]
   media: MediaRef[]
@@ -155,7 +156,7 @@ function selectPackBase(db: Db) {
     .innerJoin('users', 'users.id', 'packs.owner_id')
     .leftJoin('categories', 'categories.id', 'packs.category_id')
     .select([
-      'packs.id', 'packs.short_id', 'packs.namespace', 'packs.pack_id', 'packs.title', 'packs.summary', 'packs.description',
+      'packs.id', 'packs.short_id', 'packs.namespace', 'packs.pack_id', 'packs.title', 'packs.summary',
       'packs.thumbnail_file_id', 'packs.created_at', 'packs.updated_at', 'users.username as owner',
       'packs.owner_id', 'packs.hidden_at', 'packs.downloads', 'packs.revision', 'users.disabled_at as owner_disabled_at',
       'categories.key as category_key', 'categories.name as category_name', 'categories.color as category_color',
@@ -163,6 +164,13 @@ function selectPackBase(db: Db) {
 }
 
 type PackBaseRow = Awaited<ReturnType<ReturnType<typeof selectPackBase>['executeTakeFirstOrThrow']>>
+
+/** A pack's row as its page reads it: with the description, which a listing leaves out (it is most of a row's bytes). */
+function selectPackDetailBase(db: Db) {
+  return selectPackBase(db).select('packs.description')
+}
+
+type PackDetailRow = PackBaseRow & { description: string }
 
 function toPackRecord(row: PackBaseRow, tags: TagRef[]): PackRecord {
   return {
@@ -178,7 +186,6 @@ function toPackRecord(row: PackBaseRow, tags: TagRef[]): PackRecord {
     revision: row.revision,
     title: row.title,
     summary: row.summary,
-    description: row.description,
     category: row.category_key !== null && row.category_name !== null && row.category_color !== null
       ? { key: row.category_key, name: row.category_name, color: row.category_color }
       : null,
@@ -190,19 +197,19 @@ function toPackRecord(row: PackBaseRow, tags: TagRef[]): PackRecord {
 }
 
 export async function loadPackDetail(db: Db, namespace: string, packId: string): Promise<PackDetail | undefined> {
-  const row = await selectPackBase(db).where('packs.namespace', '=', namespace).where('packs.pack_id', '=', packId).executeTakeFirst()
+  const row = await selectPackDetailBase(db).where('packs.namespace', '=', namespace).where('packs.pack_id', '=', packId).executeTakeFirst()
   return row && (await withDetails(db, [row]))[0]
 }
 
 /** Whole packs by row id, hidden ones included (the caller decides who sees them), in no particular order: four queries however many. */
 export async function loadPackDetailsByRowIds(db: Db, packRowIds: readonly string[]): Promise<PackDetail[]> {
   if (packRowIds.length === 0) return []
-  const rows = await selectPackBase(db).where('packs.id', 'in', [...new Set(packRowIds)]).execute()
+  const rows = await selectPackDetailBase(db).where('packs.id', 'in', [...new Set(packRowIds)]).execute()
   return withDetails(db, rows)
 }
 
 /** Each pack row with its tags, media and versions (newest first): three queries for all of them. */
-async function withDetails(db: Db, rows: readonly PackBaseRow[]): Promise<PackDetail[]> {
+async function withDetails(db: Db, rows: readonly PackDetailRow[]): Promise<PackDetail[]> {
   if (rows.length === 0) return []
   const ids = rows.map((row) => row.id)
   const [tags, media, versions, team] = await Promise.all([
@@ -229,6 +236,7 @@ async function withDetails(db: Db, rows: readonly PackBaseRow[]): Promise<PackDe
   const versionsOf = groupBy(versions, (v) => v.pack_id)
   return rows.map((row) => ({
     ...toPackRecord(row, tags.get(row.id) ?? []),
+    description: row.description,
     team: team.get(row.id) ?? [],
     media: (mediaOf.get(row.id) ?? []).map((m) => ({ fileId: m.id, filename: m.filename, contentType: m.content_type })),
     versions: (versionsOf.get(row.id) ?? []).map(toVersionRecord),

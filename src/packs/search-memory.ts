@@ -148,6 +148,9 @@ class Scratch {
   }
 }
 
+/** A sort with an order of its own, without words. */
+type OrderSort = Exclude<SearchSort, 'relevance'>
+
 /** The log lost changes this copy never read (pruned, or too many missing at once): it is read again whole. */
 class MissedChanges extends Error {}
 
@@ -262,6 +265,13 @@ export class SearchSnapshot {
   private vocabulary: string[] = []
 
   private readonly scratch = new Scratch()
+  /**
+   * Every pack's slot in a sort's order, for searches without words: their page is the first packs of the
+   * order that pass the filters, found without comparing the others. Made at the first search of that sort
+   * and kept in order as packs change (a change moves a slot: two binary searches and a copy of the array's
+   * tail, far less than sorting again).
+   */
+  private readonly orders = new Map<OrderSort, { slots: Int32Array; length: number }>()
   /** How the database's lower() folds titles (read when loading). */
   private foldsEveryLetter = false
   
@@ -324,6 +334,7 @@ export class SearchSnapshot {
     this.version++
     this.memo = undefined
     this.facetCache.clear()
+    this.orders.clear()
     this.gaps.clear()
     this.slotOf.clear()
     this.free.length = 0
@@ -463,6 +474,7 @@ export class SearchSnapshot {
       if (slot >= this.capacity) this.grow(slot + 1)
     } else {
       this.unlink(slot)
+      this.leaveOrders(slot)
     }
     this.ids[slot] = entry.id
     this.names[slot] = `${entry.namespace}\u0000${entry.packId}`
@@ -512,6 +524,61 @@ export class SearchSnapshot {
     }
     this.words[slot] = words
     this.wordMasks[slot] = wordMasks
+    this.enterOrders(slot)
+  }
+
+  /** A slot's place in each kept order, by its values now. */
+  private placeIn(order: { slots: Int32Array; length: number }, compare: (a: number, b: number) => number, slot: number): number {
+    let low = 0
+    let high = order.length
+    while (low < high) {
+      const mid = (low + high) >>> 1
+      if (compare(order.slots[mid]!, slot) < 0) low = mid + 1
+      else high = mid
+    }
+    return low
+  }
+
+  private enterOrders(slot: number): void {
+    for (const [sort, order] of this.orders) {
+      const at = this.placeIn(order, this.slotOrder(sort), slot)
+      if (order.length === order.slots.length) {
+        const larger = new Int32Array(Math.max(1024, order.length * 2))
+        larger.set(order.slots)
+        order.slots = larger
+      }
+      order.slots.copyWithin(at + 1, at, order.length)
+      order.slots[at] = slot
+      order.length++
+    }
+  }
+
+  /** Takes a slot out of each kept order (before its values change). */
+  private leaveOrders(slot: number): void {
+    for (const [sort, order] of this.orders) {
+      let at = this.placeIn(order, this.slotOrder(sort), slot)
+      if (order.slots[at] !== slot) at = order.slots.subarray(0, order.length).indexOf(slot)
+      // Not where its values put it (never expected): the order is made again when next needed.
+      if (at < 0) {
+        this.orders.delete(sort)
+        continue
+      }
+      order.slots.copyWithin(at, at + 1, order.length)
+      order.length--
+    }
+  }
+
+  /** The kept order of a sort, made now if it is not kept yet. */
+  private sortedOrder(sort: OrderSort): { slots: Int32Array; length: number } {
+    let order = this.orders.get(sort)
+    if (!order) {
+      const slots = new Int32Array(Math.max(1024, this.slotOf.size * 2))
+      let length = 0
+      for (let slot = 0; slot < this.ids.length; slot++) if (this.ids[slot] !== undefined) slots[length++] = slot
+      slots.subarray(0, length).sort(this.slotOrder(sort))
+      this.orders.set(sort, (order = { slots, length }))
+    }
+    return order
   }
 
   private releaseNumber(release: string): number {
@@ -617,6 +684,7 @@ export class SearchSnapshot {
     const slot = this.slotOf.get(id)
     if (slot === undefined) return
     this.unlink(slot)
+    this.leaveOrders(slot)
     this.slotOf.delete(id)
     this.ids[slot] = undefined
     this.listed[slot] = 0
@@ -685,6 +753,20 @@ export class SearchSnapshot {
 
   /** One page of hits' pack row ids, in order: searchPage's answer. */
   page(query: SearchQuery, sort: SearchSort, page: { limit: number; offset: number }): string[] {
+    if (query.words.length === 0) {
+      // Without words: the first packs of the sort's kept order that pass.
+      const order = this.sortedOrder(sort === 'relevance' ? 'updated' : sort)
+      const filters = this.filtersOf(query)
+      const ids: string[] = []
+      let skip = page.offset
+      for (let i = 0; i < order.length && ids.length < page.limit; i++) {
+        const slot = order.slots[i]!
+        if (!this.admits(slot, filters) || this.failing(slot, filters) !== 0) continue
+        if (skip > 0) skip--
+        else ids.push(this.ids[slot]!)
+      }
+      return ids
+    }
     const evaluation = this.evaluate(query)
     const { slots, fails, size } = evaluation
     const positions = this.scratch.positions
@@ -818,9 +900,7 @@ export class SearchSnapshot {
     let n = 0
     let passing = 0
     const consider = (slot: number) => {
-      if (filters.listedOnly && !this.listed[slot]) return
-      if (filters.ownerId !== undefined && this.owners[slot] !== filters.ownerId) return
-      if (filters.memberId !== undefined && this.owners[slot] !== filters.memberId && !this.members[slot]!.includes(filters.memberId)) return
+      if (!this.admits(slot, filters)) return
       const failed = this.failing(slot, filters)
       slots[n] = slot
       fails[n] = failed
@@ -923,6 +1003,14 @@ export class SearchSnapshot {
     return bits
   }
 
+  /** Whether the slot passes the conditions that are not facets: visibility, owner, member. */
+  private admits(slot: number, f: Filters): boolean {
+    if (f.listedOnly && this.listed[slot] !== 1) return false
+    if (f.ownerId !== undefined && this.owners[slot] !== f.ownerId) return false
+    if (f.memberId !== undefined && this.owners[slot] !== f.memberId && !this.members[slot]!.includes(f.memberId)) return false
+    return true
+  }
+
   /** The facets (KIND, MC, CATEGORIES, TAGS, UPDATED) whose filter the slot fails. */
   private failing(slot: number, f: Filters): number {
     let fails = 0
@@ -1000,24 +1088,29 @@ export class SearchSnapshot {
   /** orderOf's order, over positions in an evaluation: < 0 when the first comes first. */
   private order(sort: SearchSort, evaluation: Evaluation): (a: number, b: number) => number {
     const { slots, ranks } = evaluation
+    if (sort === 'relevance' && evaluation.query.words.length > 0) {
+      return (i, j) => (ranks[j]! - ranks[i]!) || (this.downloads[slots[j]!]! - this.downloads[slots[i]!]!)
+        || compareCodePoints(this.names[slots[i]!]!, this.names[slots[j]!]!)
+    }
+    const compare = this.slotOrder(sort === 'relevance' ? 'updated' : sort)
+    return (i, j) => compare(slots[i]!, slots[j]!)
+  }
+
+  /**
+   * orderOf's order of two slots for a sort that is not by relevance (relevance without words is "updated").
+   * It reads the copy's arrays when called: a kept order's comparisons see them after they grow.
+   */
+  private slotOrder(sort: OrderSort): (a: number, b: number) => number {
     const byId = (a: number, b: number) => compareCodePoints(this.ids[a]!, this.ids[b]!)
     // Milliseconds first; equal (or unreadable) ones by the text, as SQL orders it.
-    const newest = (ms: Float64Array, values: string[]) => (a: number, b: number) =>
+    const newest = (ms: Float64Array, values: string[], a: number, b: number) =>
       (ms[b]! - ms[a]!) || (values[a]! > values[b]! ? -1 : values[a]! < values[b]! ? 1 : byId(a, b))
-    const bySlot = (compare: (a: number, b: number) => number) => (i: number, j: number) => compare(slots[i]!, slots[j]!)
     switch (sort) {
-      case 'relevance':
-        if (evaluation.query.words.length === 0) return bySlot(newest(this.updatedMs, this.updated))
-        return (i, j) => (ranks[j]! - ranks[i]!) || (this.downloads[slots[j]!]! - this.downloads[slots[i]!]!)
-          || compareCodePoints(this.names[slots[i]!]!, this.names[slots[j]!]!)
-      case 'downloads': {
-        const updated = newest(this.updatedMs, this.updated)
-        return bySlot((a, b) => (this.downloads[b]! - this.downloads[a]!) || updated(a, b))
-      }
-      case 'trending': return bySlot((a, b) => (this.trending[b]! - this.trending[a]!) || byId(a, b))
-      case 'created': return bySlot(newest(this.createdMs, this.created))
-      case 'updated': return bySlot(newest(this.updatedMs, this.updated))
-      case 'title': return bySlot((a, b) => compareCodePoints(this.titleKeys[a]!, this.titleKeys[b]!) || byId(a, b))
+      case 'downloads': return (a, b) => (this.downloads[b]! - this.downloads[a]!) || newest(this.updatedMs, this.updated, a, b)
+      case 'trending': return (a, b) => (this.trending[b]! - this.trending[a]!) || byId(a, b)
+      case 'created': return (a, b) => newest(this.createdMs, this.created, a, b)
+      case 'updated': return (a, b) => newest(this.updatedMs, this.updated, a, b)
+      case 'title': return (a, b) => compareCodePoints(this.titleKeys[a]!, this.titleKeys[b]!) || byId(a, b)
     }
   }
 }

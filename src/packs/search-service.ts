@@ -197,6 +197,8 @@ interface Answerer {
   listedWordStarts(word: string): Promise<boolean>
   /** The words of the vocabulary near one (termsNear). */
   termsNear(word: string, budget: number, limit: number): Promise<Array<{ term: string; docs: number }>>
+  /** The in-memory copy's version when it answers (each change it applies bumps it); undefined for SQL. */
+  version: number | undefined
 }
 
 async function answererFor(db: Db): Promise<Answerer> {
@@ -210,6 +212,7 @@ async function answererFor(db: Db): Promise<Answerer> {
         facets: async (query, now) => facetsFrom(snapshot.facets(query, windowsAt(now))),
         listedWordStarts: async (word) => snapshot.listedWordStarts(word),
         termsNear: async (word, budget, limit) => snapshot.termsNear(word, budget, limit),
+        version: snapshot.version,
       }
     }
   }
@@ -223,6 +226,7 @@ function sqlAnswerer(db: Db): Answerer {
     facets: (query, now) => cachedFacets(db, query, now),
     listedWordStarts: (word) => listedPackHasWordStarting(db, word),
     termsNear: (word, budget, limit) => termsNear(db, word, budget, limit),
+    version: undefined,
   }
 }
 
@@ -344,7 +348,7 @@ export async function searchPacks(db: Db, search: PackSearch, page: { limit: num
     limit > 0 ? answer.page(query, sort, { limit, offset: page.offset }) : Promise.resolve([]),
     search.facets ? answer.facets(query, now) : Promise.resolve(undefined),
   ])
-  const items = await loadPackSummaries(db, ids)
+  const items = await summariesOf(db, ids, answer.version)
   return { items, total: Math.min(n, SEARCH_LIMIT), capped: n > SEARCH_LIMIT, ...(facets ? { facets } : {}) }
 }
 
@@ -371,6 +375,46 @@ let generation = 0
  */
 const SETTLE_MS = 2_000
 let changedAt = Number.NEGATIVE_INFINITY
+
+/**
+ * The packs a search shows, as its page lists them, kept for SUMMARY_TTL_MS: the same packs come back on
+ * page after page of searches, and reading them (three queries) cost more than finding them. Only while the
+ * in-memory copy answers, and only from one version of it: any change it reads from the log (any instance's:
+ * a pack edited, published to, hidden, its downloads) retires them all, as does any change this process
+ * makes (forgetFacetCounts). What neither sees (a category's colour, an owner renamed on another instance)
+ * shows within the TTL, as listings elsewhere do (docs/site.md#search).
+ */
+const SUMMARY_TTL_MS = 1_000
+const SUMMARY_ENTRIES = 5_000
+const summaryCache = new WeakMap<Db, Map<string, { at: number; generation: number; version: number; record: PackSummaryRecord }>>()
+
+async function summariesOf(db: Db, ids: readonly string[], version: number | undefined): Promise<PackSummaryRecord[]> {
+  if (version === undefined) return loadPackSummaries(db, ids)
+  let cache = summaryCache.get(db)
+  if (!cache) summaryCache.set(db, (cache = new Map()))
+  const now = Date.now()
+  const kept = new Map<string, PackSummaryRecord>()
+  const missing: string[] = []
+  for (const id of ids) {
+    const hit = cache.get(id)
+    if (hit && hit.version === version && hit.generation === generation && now - hit.at < SUMMARY_TTL_MS && now >= hit.at) kept.set(id, hit.record)
+    else missing.push(id)
+  }
+  if (missing.length > 0) {
+    const seenGeneration = generation
+    const read = await loadPackSummaries(db, missing)
+    // A change of this process may still be committing: what was read may be the rows before it.
+    const keep = seenGeneration === generation && Date.now() - changedAt >= SETTLE_MS
+    for (const record of read) {
+      kept.set(record.id, record)
+      if (!keep) continue
+      cache.delete(record.id)
+      cache.set(record.id, { at: now, generation: seenGeneration, version, record })
+    }
+    while (cache.size > SUMMARY_ENTRIES) cache.delete(cache.keys().next().value!)
+  }
+  return ids.flatMap((id) => kept.get(id) ?? [])
+}
 
 /** Counts kept so far describe a site that changed (an index entry written, a pack hidden, an account disabled). */
 export function forgetFacetCounts(): void {
