@@ -47,6 +47,10 @@ const MAX_GAPS = 10_000
 const FACET_ENTRIES = 500
 /** The "updated within" windows move with the clock: counts older than this are counted again. */
 const FACET_TTL_MS = 30_000
+/** Pages and counts kept per version of the copy (a few hundred bytes each). */
+const ANSWER_ENTRIES = 2_000
+/** Typo candidates kept per version of the copy (up to some tens of kilobytes each). */
+const NEAR_ENTRIES = 200
 
 // A facet's bit, in what a pack fails.
 const KIND = 1
@@ -209,6 +213,14 @@ export class SearchSnapshot {
   private running: Promise<void> | undefined
   private queued: Promise<void> | undefined
   private readonly facetCache = new Map<string, { at: number; counts: Record<FacetName, Array<{ value: string; count: number }>> }>()
+  /**
+   * This version's answers (pages, counts, typo candidates) by question: the same search asked again before
+   * anything changes (a popular search, the next visitor of a page) is not worked out again, as a search
+   * engine's request cache keeps a shard's answers until it refreshes. Emptied by every change applied.
+   */
+  private readonly answers = new Map<string, readonly unknown[] | number>()
+  private readonly nearAnswers = new Map<string, ReadonlyArray<{ term: string; docs: number }>>()
+  private answersVersion = -1
 
   // One slot per pack; a freed slot is reused.
   private readonly slotOf = new Map<string, number>()
@@ -729,7 +741,11 @@ export class SearchSnapshot {
    * words starting with the query word's first or second letter, or any letter then its second, of a
    * length `budget` away at most, the most used first (then by code point), `limit` of them.
    */
-  termsNear(word: string, budget: number, limit: number): Array<{ term: string; docs: number }> {
+  termsNear(word: string, budget: number, limit: number): ReadonlyArray<{ term: string; docs: number }> {
+    return this.remembered(this.nearAnswers, NEAR_ENTRIES, `${budget} ${limit} ${word}`, () => this.findTermsNear(word, budget, limit))
+  }
+
+  private findTermsNear(word: string, budget: number, limit: number): ReadonlyArray<{ term: string; docs: number }> {
     const letters = [...word]
     const second = letters[1]
     const starts = [...new Set([...letters.slice(0, 2), ...(second === undefined ? [] : [...FIRST_LETTERS].map((first) => `${first}${second}`))])]
@@ -752,7 +768,12 @@ export class SearchSnapshot {
   }
 
   /** One page of hits' pack row ids, in order: searchPage's answer. */
-  page(query: SearchQuery, sort: SearchSort, page: { limit: number; offset: number }): string[] {
+  page(query: SearchQuery, sort: SearchSort, page: { limit: number; offset: number }): readonly string[] {
+    return this.remembered(this.answers, ANSWER_ENTRIES, `page ${sort} ${page.offset} ${page.limit} ${JSON.stringify(query)}`,
+      () => this.findPage(query, sort, page)) as readonly string[]
+  }
+
+  private findPage(query: SearchQuery, sort: SearchSort, page: { limit: number; offset: number }): readonly string[] {
     if (query.words.length === 0) {
       // Without words: the first packs of the sort's kept order that pass.
       const order = this.sortedOrder(sort === 'relevance' ? 'updated' : sort)
@@ -780,7 +801,29 @@ export class SearchSnapshot {
 
   /** How many packs match, counted up to `cap` + 1: countHits' answer. */
   count(query: SearchQuery, cap: number): number {
-    return Math.min(this.evaluate(query).passing, cap + 1)
+    return this.remembered(this.answers, ANSWER_ENTRIES, `count ${cap} ${JSON.stringify(query)}`,
+      () => Math.min(this.evaluate(query).passing, cap + 1)) as number
+  }
+
+  /** `work`'s answer, kept in `cache` (at most `max`, the least recently used going first) while the copy does not change. */
+  private remembered<T extends readonly unknown[] | number>(cache: Map<string, T>, max: number, key: string, work: () => T): T {
+    if (this.answersVersion !== this.version) {
+      this.answers.clear()
+      this.nearAnswers.clear()
+      this.answersVersion = this.version
+    }
+    const kept = cache.get(key)
+    if (kept !== undefined) {
+      cache.delete(key)
+      cache.set(key, kept)
+      return kept
+    }
+    const answer = work()
+    // Shared by every caller from now on: nobody may change it.
+    if (typeof answer === 'object') Object.freeze(answer)
+    cache.set(key, answer)
+    while (cache.size > max) cache.delete(cache.keys().next().value!)
+    return answer
   }
 
   /**

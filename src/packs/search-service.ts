@@ -190,13 +190,13 @@ export function releasesMatching(spec: string): string[] {
  * search, so that one search reads one state of the site.
  */
 interface Answerer {
-  page(query: SearchQuery, sort: SearchSort, page: { limit: number; offset: number }): Promise<string[]>
+  page(query: SearchQuery, sort: SearchSort, page: { limit: number; offset: number }): Promise<readonly string[]>
   count(query: SearchQuery, cap: number): Promise<number>
   facets(query: SearchQuery, now: number): Promise<SearchFacets>
   /** Whether a listed pack has a word starting with `word` (listedPackHasWordStarting says why listed). */
   listedWordStarts(word: string): Promise<boolean>
   /** The words of the vocabulary near one (termsNear). */
-  termsNear(word: string, budget: number, limit: number): Promise<Array<{ term: string; docs: number }>>
+  termsNear(word: string, budget: number, limit: number): Promise<ReadonlyArray<{ term: string; docs: number }>>
   /** The in-memory copy's version when it answers (each change it applies bumps it); undefined for SQL. */
   version: number | undefined
 }
