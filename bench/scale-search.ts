@@ -158,7 +158,7 @@ const LARGE = ['packs', 'pack_search', 'pack_releases', 'pack_tags', 'versions',
  * A line that reads a large table whole is marked; returns how many were.
  */
 export async function showSearchPlans(db: Db, engine: 'sqlite' | 'postgres', cases: Array<{ name: string; query: Record<string, string> }>,
-  log: (line: string) => void): Promise<number> {
+  log: (line: string) => void, heading: string): Promise<number> {
   const captured: Array<{ sql: string; parameters: readonly unknown[] }> = []
   let capturing = false
   const executor = db.getExecutor() as unknown as { executeQuery: (query: CompiledQuery, id: unknown) => Promise<unknown> }
@@ -172,7 +172,7 @@ export async function showSearchPlans(db: Db, engine: 'sqlite' | 'postgres', cas
     ? new RegExp(`^(?:SCAN) (${LARGE.join('|')})\\b(?! USING)`)
     : new RegExp(`Seq Scan on (${LARGE.join('|')})\\b`)
   const indexWalk = new RegExp(`^SCAN (${LARGE.join('|')}) USING`)
-  log(`\nsearch query plans (${engine === 'sqlite' ? 'SQLite EXPLAIN QUERY PLAN' : 'PostgreSQL EXPLAIN'} of every statement a search sends; a whole read of a large table is marked)`)
+  log(`\nsearch query plans ${heading} (${engine === 'sqlite' ? 'SQLite EXPLAIN QUERY PLAN' : 'PostgreSQL EXPLAIN'} of every statement a search sends; a whole read of a large table is marked)`)
   for (const { name, query } of cases) {
     forgetFacetCounts()
     captured.length = 0
