@@ -10,8 +10,8 @@ export interface FileToFill {
   sha256: string
   /** A version archive whose declaration (kind, format range) was never read. */
   needsDeclaration: boolean
-  /** For a version archive: its pack, whose update-check answer carries the hashes. */
-  pack: { namespace: string; packId: string } | null
+  /** For a version archive: its pack, whose update-check answer carries the hashes (and whose search entry, the declaration). */
+  pack: { rowId: string; namespace: string; packId: string } | null
 }
 
 /** Files without a SHA-1, after `afterId` in id order (keyset paging: a file that cannot be read is passed, not retried). */
@@ -22,7 +22,7 @@ export async function filesWithoutSha1(db: Db, afterId: string, limit: number): 
     .leftJoin('packs', 'packs.id', 'versions.pack_id')
     .select([
       'files.id', 'files.storage_key', 'files.size', 'files.sha256', 'files.pack_kind', 'files.min_format', 'versions.id as version_id',
-      'packs.namespace', 'packs.pack_id',
+      'packs.id as pack_row_id', 'packs.namespace', 'packs.pack_id',
     ])
     .where('files.sha1', 'is', null)
     .where('files.id', '>', afterId)
@@ -35,7 +35,9 @@ export async function filesWithoutSha1(db: Db, afterId: string, limit: number): 
     size: Number(row.size),
     sha256: row.sha256,
     needsDeclaration: row.version_id !== null && row.pack_kind === null && row.min_format === null,
-    pack: row.namespace !== null && row.pack_id !== null ? { namespace: row.namespace, packId: row.pack_id } : null,
+    pack: row.pack_row_id !== null && row.namespace !== null && row.pack_id !== null
+      ? { rowId: row.pack_row_id, namespace: row.namespace, packId: row.pack_id }
+      : null,
   }))
 }
 

@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto'
 import type { Db } from '../db/index.js'
 import type { FileStore } from '../storage/index.js'
 import { inspectArchive } from '../uploads/archives.js'
+import { reindexPack } from '../packs/search-service.js'
 import { filesWithoutSha1, setFileDeclaration, setFileSha1, type FileToFill } from './backfill-repository.js'
 
 /** Files read per query; one at a time from storage, so the back-fill never competes much with requests. */
@@ -71,7 +72,13 @@ async function fillOne(db: Db, store: FileStore, file: FileToFill, report: Backf
   if (digest !== file.sha256 || bytes !== file.size) throw new Error(`stored bytes differ from the row (${bytes} bytes, SHA-256 ${digest})`)
   if (file.needsDeclaration) {
     const archive = await inspectArchive(store, file.storageKey, file.size)
-    await setFileDeclaration(db, file.id, archive.declaration)
+    const pack = file.pack
+    // The declaration gives the pack its kind and releases, which search filters by: its entry is written
+    // again in the same transaction.
+    await db.transaction().execute(async (trx) => {
+      await setFileDeclaration(trx, file.id, archive.declaration)
+      if (pack) await reindexPack(trx, pack.rowId)
+    })
     report.declarations++
   }
   await setFileSha1(db, file.id, sha1.digest('hex'))

@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { backfillFiles } from '../../src/maintenance/backfill.js'
+import { reindexPack } from '../../src/packs/search-service.js'
 import { packChanged } from '../../src/update-check/service.js'
 import { siteWith, type TestSite, type TestUser } from '../helpers/app.js'
 import { datapack, png } from '../helpers/fixtures.js'
@@ -50,6 +51,12 @@ describe('archive size and hashes in the answers', () => {
       .set({ sha1: null, pack_kind: null, min_format: null, min_format_minor: null, max_format: null, max_format_minor: null })
       .where('id', 'in', [fileId, thumbId]).execute()
     await packChanged(site.app.updateCheckCache, pack.namespace, pack.pack_id)
+    // Its search entry as such a site built it: of no kind, so the kind filter does not find it.
+    const { id: rowId } = await site.app.db.selectFrom('packs').select('id').where('namespace', '=', pack.namespace).where('pack_id', '=', pack.pack_id).executeTakeFirstOrThrow()
+    await site.app.db.transaction().execute((trx) => reindexPack(trx, rowId))
+    const dataPacks = async () => ((await site.app.inject({ url: '/api/packs/?q=old+upload&kind=data', headers: site.gate })).json() as { items: Array<{ id: string }> })
+      .items.map((item) => item.id)
+    assert.ok(!(await dataPacks()).includes(pack.id), 'no kind before the back-fill')
     const before = (await latest(pack)).json() as { sha1: string | null }
     assert.equal(before.sha1, null, 'until the back-fill, sha1 is null (not made up)')
 
@@ -61,6 +68,7 @@ describe('archive size and hashes in the answers', () => {
     const thumb = await site.app.db.selectFrom('files').select('sha1').where('id', '=', thumbId).executeTakeFirstOrThrow()
     assert.equal(thumb.sha1, hex('sha1', png()))
     assert.equal(((await latest(pack)).json() as { sha1: string }).sha1, hex('sha1', archive), 'the cached answer was dropped')
+    assert.ok((await dataPacks()).includes(pack.id), 'the declaration read reaches search: the kind filter finds the pack')
     const again = await backfill()
     assert.deepEqual(again, { filled: 0, declarations: 0, failed: 0 }, 'each file is read once')
   })
