@@ -900,14 +900,9 @@ export class SearchSnapshot {
       const end = start + tagLength[slots[i]!]!
       for (let t = start; t < end; t++) tags[tagPool[t]!]!++
     }
-    const updatedMs = this.updatedMs
     for (let i = 0; i < size; i++) {
       if ((fails[i]! & ~UPDATED) !== 0) continue
-      const at = updatedMs[slots[i]!]!
-      for (let w = 0; w < windowMs.length; w++) {
-        // At the same millisecond (or an unreadable date) the text decides, as SQL compares it.
-        if (at > windowMs[w]! || (!(at < windowMs[w]!) && this.updated[slots[i]!]! >= windowList[w]![1])) updated[w]!++
-      }
+      for (let w = 0; w < windowMs.length; w++) if (this.updatedSince(slots[i]!, windowMs[w]!, windowList[w]![1])) updated[w]!++
     }
     const options = (counts: Int32Array, names: (n: number) => string) => {
       const out: Array<{ value: string; count: number }> = []

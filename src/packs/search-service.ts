@@ -382,7 +382,7 @@ let changedAt = Number.NEGATIVE_INFINITY
  * in-memory copy answers, and only from one version of it: any change it reads from the log (any instance's:
  * a pack edited, published to, hidden, its downloads) retires them all, as does any change this process
  * makes (forgetFacetCounts). What neither sees (a category's colour, an owner renamed on another instance)
- * shows within the TTL, as listings elsewhere do (docs/site.md#search).
+ * shows within the TTL, as listings elsewhere do (docs/site.md#search-and-browse).
  */
 const SUMMARY_TTL_MS = 1_000
 const SUMMARY_ENTRIES = 5_000
