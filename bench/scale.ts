@@ -31,7 +31,7 @@ import { listPacks, loadPackDetail } from '../src/packs/repository.js'
 import { suggestTags } from '../src/packs/tags-repository.js'
 import { findNewestVersion } from '../src/update-check/repository.js'
 import { cliOk, lastLine, startServer, type RunningServer } from '../test/helpers/server.js'
-import { wrk, type WrkFigures } from './wrk.js'
+import { pinServerAndLoad, wrk, type WrkFigures } from './wrk.js'
 import { indexMissingPacks, reindexPack } from '../src/packs/search-service.js'
 import { searchSnapshotOf } from '../src/packs/search-memory.js'
 import { categoryName, fileFormats, packDescription, packSummary, packTitle, searchCases, showSearchPlans, SUBJECTS, tagName, urlOf } from './scale-search.js'
@@ -179,6 +179,7 @@ async function main(): Promise<void> {
   const server: RunningServer = await startServer({ dataDir, env, stdoutFile: logFile, timeoutMs: 60_000 })
   const coldStartMs = Date.now() - startedAt
   log(`cold start (spawn to the first 200 from /healthz, polled every 100 ms): ${coldStartMs} ms`)
+  log(pinServerAndLoad(server.child.pid!))
   // The start-up consistency check then walks every file row in the background (paced to a quarter of the
   // event loop, for at most a minute). The figures below are taken after it, and say how long it ran.
   const checkStarted = Date.now()

@@ -4,7 +4,7 @@
 // (`apt-get install wrk`). One run: requests per second, p50 and p99 (wrk's
 // own latency percentiles, microsecond resolution) and every non-2xx/3xx
 // answer or socket error, which make the run a failure.
-import { spawn } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -28,6 +28,26 @@ export interface WrkOptions {
   paths?: readonly string[]
   /** Report requests that took longer than wrk's 2 s timeout instead of failing (the scale benchmark's slow queries). */
   tolerateTimeouts?: boolean
+}
+
+/** The CPU wrk runs on once pinServerAndLoad has pinned the server to another; undefined: not pinned. */
+let loadCpu: number | undefined
+
+/**
+ * With two cores or more, as the benchmarks' figures are taken: the server (every thread of it, the search
+ * thread too, and those it starts later, which inherit it) on CPU 0, this process and every wrk on CPU 1, so
+ * that the load generator never takes the server's core and CPU per request is the server's alone. Returns
+ * what was done, for the report.
+ */
+export function pinServerAndLoad(serverPid: number): string {
+  const installed = (process.env.PATH ?? '').split(':').some((dir) => fs.existsSync(path.join(dir, 'taskset')))
+  if (os.availableParallelism() < 2 || !installed) return 'not pinned (fewer than two cores, or no taskset)'
+  for (const [cpu, pid] of [[0, serverPid], [1, process.pid]] as const) {
+    const result = spawnSync('taskset', ['-a', '-cp', String(cpu), String(pid)], { encoding: 'utf8' })
+    if (result.status !== 0) return `not pinned (taskset: ${result.stderr.trim()})`
+  }
+  loadCpu = 1
+  return 'server pinned to CPU 0 (taskset), load generators to CPU 1'
 }
 
 export function wrkInstalled(): boolean {
@@ -58,7 +78,8 @@ export async function wrk(url: string, options: WrkOptions): Promise<WrkFigures>
   }
   args.push(url)
   const output = await new Promise<string>((resolve, reject) => {
-    const child = spawn('wrk', args, { stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = loadCpu === undefined ? spawn('wrk', args, { stdio: ['ignore', 'pipe', 'pipe'] })
+      : spawn('taskset', ['-c', String(loadCpu), 'wrk', ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
     let out = ''
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => { out += chunk })
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => { out += chunk })
