@@ -46,7 +46,6 @@ import { createUpdateCheckFastPath, type FastPath } from './update-check/fast-pa
 import { installTimeouts, serverOptions } from './http/timeouts.js'
 import { startSweeper } from './maintenance/sweep.js'
 import { searchSnapshotOf } from './packs/search-memory.js'
-import { attachSearchThread, detachSearchThread, searchThreadOf } from './packs/search-thread.js'
 import { backfillFiles } from './maintenance/backfill.js'
 import { packChanged } from './update-check/service.js'
 import healthRoutes from './http/health.js'
@@ -95,11 +94,6 @@ export interface BuildOptions {
   downloads?: DownloadsOptions
   /** Where the packs-sync bundle players download is read from (src/sync-client/): tests point it at a file that is not there. */
   syncClientBundle?: string
-  /**
-   * Whether a listening server answers searches on a thread of its own (src/packs/search-thread.ts; true by
-   * default). An app that never listens (app.inject() in tests) searches on its main thread either way.
-   */
-  searchThread?: boolean
 }
 
 const API_VERSION = '1.0.0'
@@ -269,29 +263,20 @@ async function registerAll(app: App, config: Config, options: BuildOptions): Pro
   await app.register(pageRoutes)
 
   // Search's in-memory copy of the index loads in the background once the server listens (SQL answers
-  // searches until it has: docs/site.md#search), on the search thread that then answers the server's searches
-  // (search-thread.ts), or without one on this thread.
+  // searches until it has: docs/site.md#search).
   app.addHook('onListen', () => {
-    const started = performance.now()
-    const loaded = (packs: number, ms: number) => app.log.info({ packs, ms }, 'search index loaded into memory')
-    const failed = (error: unknown) => { if (!closing) app.log.warn({ err: error }, 'search index could not be loaded into memory; SQL answers searches') }
-    if (options.searchThread !== false && !searchThreadOf(app.db)) {
-      attachSearchThread(app.db, {
-        databaseUrl: config.databaseUrl,
-        onLoaded: (result) => ('error' in result ? failed(new Error(result.error)) : loaded(result.packs, result.ms)),
-        onDied: (error) => { if (!closing) app.log.error({ err: error }, 'the search thread stopped; searches run on the main thread until it starts again') },
-      }).start()
-      return
-    }
     const snapshot = searchSnapshotOf(app.db)
-    snapshot.loaded(app.db).then(() => loaded(snapshot.size, Math.round(performance.now() - started)), failed)
+    const started = performance.now()
+    snapshot.loaded(app.db).then(
+      () => app.log.info({ packs: snapshot.size, ms: Math.round(performance.now() - started) }, 'search index loaded into memory'),
+      (error: unknown) => { if (!closing) app.log.warn({ err: error }, 'search index could not be loaded into memory; SQL answers searches') },
+    )
   })
   // Before the database closes (onClose hooks run last-registered first): a load under way stops there.
   let closing = false
-  app.addHook('onClose', async () => {
+  app.addHook('onClose', () => {
     closing = true
     searchSnapshotOf(app.db).close()
-    await detachSearchThread(app.db)
   })
 
   if (options.sweep !== false) {

@@ -14,7 +14,6 @@ import {
   type FacetName, type PackDocument, type SearchQuery, type SearchSort, type WordMatch,
 } from './search-repository.js'
 import { searchSnapshotOf } from './search-memory.js'
-import { forgetInThreads, SearchThreadFailed, searchThreadOf } from './search-thread.js'
 import { editDistance, queryWords, typoBudget, words } from './search-text.js'
 
 export type { SearchSort } from './search-repository.js'
@@ -339,20 +338,6 @@ function emptyFacets(): SearchFacets {
  * with how many packs each would leave.
  */
 export async function searchPacks(db: Db, search: PackSearch, page: { limit: number; offset: number }, now: number = Date.now()): Promise<SearchResult> {
-  // A server searches on a thread of its own (search-thread.ts); a transaction's handle is not the site's.
-  const thread = db.isTransaction ? undefined : searchThreadOf(db)
-  if (thread) {
-    try {
-      return (await thread.search([search, page, now])) as SearchResult
-    } catch (error) {
-      if (!(error instanceof SearchThreadFailed)) throw error
-    }
-  }
-  return searchPacksHere(db, search, page, now)
-}
-
-/** searchPacks on this thread: what the search thread runs, and what runs when there is none. */
-export async function searchPacksHere(db: Db, search: PackSearch, page: { limit: number; offset: number }, now: number): Promise<SearchResult> {
   const answer = await answererFor(db)
   const query = await resolve(db, answer, search)
   if (!query) return { items: [], total: 0, capped: false, ...(search.facets ? { facets: emptyFacets() } : {}) }
@@ -435,7 +420,6 @@ async function summariesOf(db: Db, ids: readonly string[], version: number | und
 export function forgetFacetCounts(): void {
   generation++
   changedAt = Date.now()
-  forgetInThreads()
 }
 
 function cachedFacets(db: Db, query: SearchQuery, now: number): Promise<SearchFacets> {
