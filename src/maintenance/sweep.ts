@@ -39,7 +39,10 @@ export interface SweeperDeps {
 export interface Sweeper {
   /** Runs a pass now (unless one is running), e.g. at start-up; resolves when it is done. */
   runNow(trigger: 'start-up' | 'sweep'): Promise<void>
-  /** Stops the timers and waits for a pass in progress, so the database is not closed under it. */
+  /**
+   * Stops the timers and a pass in progress at its next step, and waits for it to have stopped, so the
+   * database is not closed under it and a shutdown does not wait for the rest of a long pass.
+   */
   stop(): Promise<void>
 }
 
@@ -53,6 +56,8 @@ const MAX_LOGGED_FINDINGS = 50
 export function startSweeper({ db, store, draftTtlMs, intervalMs, orphanGraceMs, checkBudgetMs = CHECK_BUDGET_MS, now = Date.now, log }: SweeperDeps): Sweeper {
   let running: Promise<void> | undefined
   let stopped = false
+  // Aborted by stop(): the consistency check and the sweep's steps end early instead of running to the end.
+  const stopping = new AbortController()
   // Where the storage walk continues when a pass ran out of time.
   let resumeAfter: string | undefined
 
@@ -74,6 +79,7 @@ export function startSweeper({ db, store, draftTtlMs, intervalMs, orphanGraceMs,
       onFinding,
       // A live site's requests come first: the check takes at most a quarter of the event loop.
       dutyCycle: BACKGROUND_DUTY_CYCLE,
+      signal: stopping.signal,
     })
     resumeAfter = report.complete ? undefined : report.resumeAfter
     const summary = formatSummary(report, orphanGraceMs)
@@ -84,16 +90,21 @@ export function startSweeper({ db, store, draftTtlMs, intervalMs, orphanGraceMs,
 
   const pass = (trigger: 'start-up' | 'sweep'): Promise<void> => {
     if (running || stopped) return running ?? Promise.resolve()
+    const { signal } = stopping
     running = (async () => {
       try {
+        // Each step is short; between them a stop ends the pass (the next pass does what is left).
         const swept = await sweepExpired(db, store, draftTtlMs, now())
+        signal.throwIfAborted()
         const sessions = await deleteExpiredSessions(db, nowIso(now()))
         // Download marks only matter on their own UTC day; yesterday's stay for a batch written just after midnight.
         const downloadMarks = await deleteSeenBefore(db, utcDay(now() - 24 * 60 * 60 * 1000))
         // Lapsed team invitations and ownership offers grant nothing already; removing them keeps the tables small.
         const invitations = await deleteLapsed(db, nowIso(now()))
+        signal.throwIfAborted()
         // Search: trending counts the last 7 days; packs moved in by import or restore get their index entries.
         await moveTrendingWindow(db, utcDay(now()))
+        signal.throwIfAborted()
         const indexed = await indexMissingPacks(db)
         if (indexed > 0) log.info({ packs: indexed }, 'indexed packs for search that had no entry (moved in by import or restore)')
         // Search's change log: an instance that has not read it for this long reloads its copy of the index anyway.
@@ -103,13 +114,14 @@ export function startSweeper({ db, store, draftTtlMs, intervalMs, orphanGraceMs,
             'swept expired uploads, drafts, sessions, old download marks and lapsed team invitations and offers')
         }
       } catch (error) {
-        log.error({ err: error }, 'sweep failed')
+        if (!signal.aborted) log.error({ err: error }, 'sweep failed')
       }
       try {
-        await check(trigger)
+        if (!signal.aborted) await check(trigger)
       } catch (error) {
-        log.error({ err: error, trigger }, 'consistency check failed')
+        if (!signal.aborted) log.error({ err: error, trigger }, 'consistency check failed')
       } finally {
+        if (signal.aborted) log.info({ trigger }, 'sweep and consistency check stopped: the server is closing (the next start runs them again)')
         running = undefined
       }
     })()
@@ -133,6 +145,7 @@ export function startSweeper({ db, store, draftTtlMs, intervalMs, orphanGraceMs,
       stopped = true
       clearTimeout(first)
       clearInterval(timer)
+      stopping.abort(new Error('the sweeper was stopped'))
       await running
     },
   }

@@ -442,3 +442,51 @@ test('the server runs the check once it listens, and again in its sweep', async 
   }
 })
 
+
+test('closing the server stops a check under way instead of waiting for the rest of its walk', async () => {
+  const dataDir = tempDir('packs-doctor-')
+  const database = await createTestDatabase()
+  const bucket = s3Selected() ? await s3Bucket() : undefined
+  const config = loadConfig({
+    PACKS_DATA_DIR: dataDir,
+    PACKS_MASTER_PASSWORD: MASTER_PASSWORD,
+    PACKS_ORPHAN_GRACE: '1h',
+    ...(database.url ? { DATABASE_URL: database.url } : {}),
+    ...(bucket ? { STORAGE_URL: bucket.storageUrl } : {}),
+  })
+  const logs: { msg: string; trigger?: string }[] = []
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString().split('\n')) if (line) logs.push(JSON.parse(line) as (typeof logs)[number])
+      done()
+    },
+  })
+  // A store the start-up check walks for a good while (paced to a quarter of the event loop): young bytes
+  // without rows, which it only counts. A shutdown must not wait for the rest of such a walk (on a large
+  // store it is longer than the grace a stopping server is given before it is killed).
+  const OBJECTS = 1500
+  const store = await openFileStore(config.storageUrl)
+  for (let i = 0; i < OBJECTS; i += 50) {
+    await Promise.all(Array.from({ length: 50 }, () => putBytes(store, randomUUID(), Buffer.from('x'))))
+  }
+  await store.close()
+  const app = await buildApp(config, { logger: { level: 'info', stream } })
+  try {
+    await app.listen({ host: '127.0.0.1', port: 0 })
+    // The start-up check began as the server started listening; the server is stopped at once.
+    let timer: NodeJS.Timeout | undefined
+    const closed = await Promise.race([
+      app.close().then(() => true),
+      new Promise<false>((resolve) => { timer = setTimeout(() => resolve(false), 5_000) }),
+    ])
+    clearTimeout(timer)
+    assert.equal(closed, true, 'close() finished')
+    const finished = logs.filter((l) => l.trigger === 'start-up' && /^consistency check: checked/.test(l.msg))
+    assert.deepEqual(finished, [], 'the check did not run to its end before the server closed')
+    assert.ok(logs.some((l) => l.trigger === 'start-up' && /^sweep and consistency check stopped/.test(l.msg)), 'the stopped check says so')
+  } finally {
+    await app.close()
+    await database.drop()
+    fs.rmSync(dataDir, { recursive: true, force: true })
+  }
+})
