@@ -385,6 +385,8 @@ export class SearchSnapshot {
       try {
         for (;;) {
           const entries = await readIndexEntries(db, { after, limit: PAGE })
+          // The app closed meanwhile (its database next): the rest is not read into the emptied copy.
+          if (this.closed) throw new Error('the app closed while the search index was loading')
           for (const entry of entries) this.put(entry)
           if (entries.length < PAGE) break
           after = entries.at(-1)!.id
