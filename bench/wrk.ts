@@ -34,14 +34,13 @@ export interface WrkOptions {
 let loadCpu: number | undefined
 
 /**
- * With two cores or more, as the benchmarks' figures are taken: the server (every thread of it, the search
- * thread too, and those it starts later, which inherit it) on CPU 0, this process and every wrk on CPU 1, so
+ * With two cores or more, as the benchmarks' figures are taken: the server (every thread of it, and those
+ * it starts later, which inherit it) on CPU 0, this process and every wrk on CPU 1, so
  * that the load generator never takes the server's core and CPU per request is the server's alone. Returns
  * what was done, for the report.
  */
 export function pinServerAndLoad(serverPid: number): string {
-  const installed = (process.env.PATH ?? '').split(':').some((dir) => fs.existsSync(path.join(dir, 'taskset')))
-  if (os.availableParallelism() < 2 || !installed) return 'not pinned (fewer than two cores, or no taskset)'
+  if (os.availableParallelism() < 2 || !onPath('taskset')) return 'not pinned (fewer than two cores, or no taskset)'
   for (const [cpu, pid] of [[0, serverPid], [1, process.pid]] as const) {
     const result = spawnSync('taskset', ['-a', '-cp', String(cpu), String(pid)], { encoding: 'utf8' })
     if (result.status !== 0) return `not pinned (taskset: ${result.stderr.trim()})`
@@ -50,8 +49,12 @@ export function pinServerAndLoad(serverPid: number): string {
   return 'server pinned to CPU 0 (taskset), load generators to CPU 1'
 }
 
+function onPath(program: string): boolean {
+  return (process.env.PATH ?? '').split(':').some((dir) => fs.existsSync(path.join(dir, program)))
+}
+
 export function wrkInstalled(): boolean {
-  return (process.env.PATH ?? '').split(':').some((dir) => fs.existsSync(path.join(dir, 'wrk')))
+  return onPath('wrk')
 }
 
 function toMs(value: string): number {

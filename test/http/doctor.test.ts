@@ -395,7 +395,11 @@ describe('packs doctor: the consistency check', () => {
   })
 })
 
-test('the server runs the check once it listens, and again in its sweep', async () => {
+/**
+ * A server's configuration on a fresh database (and bucket, with S3 selected) with an hour of grace for
+ * orphans, and a logger stream whose lines are collected, parsed, in `logs`.
+ */
+async function serverSetup<L>(env: Record<string, string> = {}) {
   const dataDir = tempDir('packs-doctor-')
   const database = await createTestDatabase()
   const bucket = s3Selected() ? await s3Bucket() : undefined
@@ -403,18 +407,27 @@ test('the server runs the check once it listens, and again in its sweep', async 
     PACKS_DATA_DIR: dataDir,
     PACKS_MASTER_PASSWORD: MASTER_PASSWORD,
     PACKS_ORPHAN_GRACE: '1h',
-    // How soon a sweep follows the last, so the test sees one; no window is waited out (the clock below).
-    PACKS_SWEEP_INTERVAL: '200ms',
+    ...env,
     ...(database.url ? { DATABASE_URL: database.url } : {}),
     ...(bucket ? { STORAGE_URL: bucket.storageUrl } : {}),
   })
-  const logs: { msg: string; trigger?: string; repaired?: number }[] = []
+  const logs: L[] = []
   const stream = new Writable({
     write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString().split('\n')) if (line) logs.push(JSON.parse(line) as (typeof logs)[number])
+      for (const line of chunk.toString().split('\n')) if (line) logs.push(JSON.parse(line) as L)
       done()
     },
   })
+  const cleanUp = async () => {
+    await database.drop()
+    fs.rmSync(dataDir, { recursive: true, force: true })
+  }
+  return { config, logs, stream, cleanUp }
+}
+
+test('the server runs the check once it listens, and again in its sweep', async () => {
+  // How soon a sweep follows the last, so the test sees one; no window is waited out (the clock below).
+  const { config, logs, stream, cleanUp } = await serverSetup<{ msg: string; trigger?: string; repaired?: number }>({ PACKS_SWEEP_INTERVAL: '200ms' })
   // What a crash left before this start: bytes without a row and a write that never finished.
   const before = await openFileStore(config.storageUrl)
   const unfinished = await unfinishedWrite(before)
@@ -437,30 +450,12 @@ test('the server runs the check once it listens, and again in its sweep', async 
     await unfinished.abandon()
     await before.close()
     await app.close()
-    await database.drop()
-    fs.rmSync(dataDir, { recursive: true, force: true })
+    await cleanUp()
   }
 })
 
-
 test('closing the server stops a check under way instead of waiting for the rest of its walk', async () => {
-  const dataDir = tempDir('packs-doctor-')
-  const database = await createTestDatabase()
-  const bucket = s3Selected() ? await s3Bucket() : undefined
-  const config = loadConfig({
-    PACKS_DATA_DIR: dataDir,
-    PACKS_MASTER_PASSWORD: MASTER_PASSWORD,
-    PACKS_ORPHAN_GRACE: '1h',
-    ...(database.url ? { DATABASE_URL: database.url } : {}),
-    ...(bucket ? { STORAGE_URL: bucket.storageUrl } : {}),
-  })
-  const logs: { msg: string; trigger?: string }[] = []
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString().split('\n')) if (line) logs.push(JSON.parse(line) as (typeof logs)[number])
-      done()
-    },
-  })
+  const { config, logs, stream, cleanUp } = await serverSetup<{ msg: string; trigger?: string }>()
   // A store the start-up check walks for a good while (paced to a quarter of the event loop): young bytes
   // without rows, which it only counts. A shutdown must not wait for the rest of such a walk (on a large
   // store it is longer than the grace a stopping server is given before it is killed).
@@ -486,7 +481,6 @@ test('closing the server stops a check under way instead of waiting for the rest
     assert.ok(logs.some((l) => l.trigger === 'start-up' && /^sweep and consistency check stopped/.test(l.msg)), 'the stopped check says so')
   } finally {
     await app.close()
-    await database.drop()
-    fs.rmSync(dataDir, { recursive: true, force: true })
+    await cleanUp()
   }
 })
