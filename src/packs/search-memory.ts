@@ -62,7 +62,14 @@ const UPDATED = 16
 const TAG_OPTIONS = 30
 /** A posting is slot * 64 + the mask of the fields (bit per RANKED_FIELDS entry) holding the word. */
 const MASK = 64
-const NO_MASKS = new Uint8Array(0)
+const NO_MEMBERS: string[] = []
+
+/** A word of the copy: its number (what the word pools hold) and its postings. */
+interface Term {
+  readonly word: string
+  readonly number: number
+  readonly list: number[]
+}
 /** For each field mask, the sum of its fields' weights. */
 const FIELD_SUMS: readonly number[] = Array.from({ length: 64 }, (_, mask) =>
   RANKED_FIELD_WEIGHTS.reduce((sum, weight, field) => sum + ((mask & (1 << field)) !== 0 ? weight : 0), 0))
@@ -256,9 +263,16 @@ export class SearchSnapshot {
   private tagPoolUsed = 0
   /** Pool entries no slot uses any more (a slot's tags replaced by more, or its pack gone): compacted at half. */
   private tagPoolFree = 0
-  /** Each slot's distinct words and their field masks (what its postings hold), to take them out again. */
-  private words: string[][] = []
-  private wordMasks: Uint8Array[] = []
+  // Each slot's distinct words (as term numbers) and their field masks, what its postings hold, to take them
+  // out again: wordLength[slot] entries from wordStart[slot] in two shared pools, kept like the tags'. One
+  // array of strings and one of masks a pack were millions of slots that every old-generation collection
+  // visited; numbers in a typed array are not visited at all.
+  private wordStart = new Int32Array(0)
+  private wordLength = new Int32Array(0)
+  private wordPool = new Int32Array(0)
+  private maskPool = new Uint8Array(0)
+  private wordPoolUsed = 0
+  private wordPoolFree = 0
   // Releases, tags and categories are numbered as first seen: counting them is then indexing an array.
   private readonly releaseNumbers = new Map<string, number>()
   private readonly releaseNames: string[] = []
@@ -268,11 +282,15 @@ export class SearchSnapshot {
   private readonly categoryKeys: string[] = []
   /** The last search evaluated: its page, count and facets are read from one pass. */
   private memo: Evaluation | undefined
-  private readonly ownerSlots = new Map<string, Set<number>>()
-  private readonly memberSlots = new Map<string, Set<number>>()
+  /** A user's slot, or their slots when they have several (most people own one pack: no set for them). */
+  private readonly ownerSlots = new Map<string, number | Set<number>>()
+  private readonly memberSlots = new Map<string, number | Set<number>>()
 
   /** word -> the word (one string shared by every pack that has it) and its postings (slot * 64 + field mask), in slot order. */
-  private readonly postings = new Map<string, { word: string; list: number[] }>()
+  private readonly postings = new Map<string, Term>()
+  /** The terms by number (wordPool holds numbers); a number is given out again once its term is gone. */
+  private readonly terms: Array<Term | undefined> = []
+  private readonly freeTerms: number[] = []
   /** Every word with postings, sorted: a prefix's words are a range. */
   private vocabulary: string[] = []
 
@@ -351,7 +369,7 @@ export class SearchSnapshot {
     this.slotOf.clear()
     this.free.length = 0
     for (const list of [this.ids, this.names, this.titleKeys, this.owners, this.members, this.created, this.updated,
-      this.words, this.wordMasks, this.releaseNames, this.tagNames, this.categoryKeys, this.vocabulary] as unknown[][]) list.length = 0
+      this.terms, this.freeTerms, this.releaseNames, this.tagNames, this.categoryKeys, this.vocabulary] as unknown[][]) list.length = 0
     this.capacity = 0
     this.listed = new Uint8Array(0)
     this.kinds = new Uint8Array(0)
@@ -367,6 +385,12 @@ export class SearchSnapshot {
     this.tagPool = new Int32Array(0)
     this.tagPoolUsed = 0
     this.tagPoolFree = 0
+    this.wordStart = new Int32Array(0)
+    this.wordLength = new Int32Array(0)
+    this.wordPool = new Int32Array(0)
+    this.maskPool = new Uint8Array(0)
+    this.wordPoolUsed = 0
+    this.wordPoolFree = 0
     for (const map of [this.releaseNumbers, this.tagNumbers, this.categoryNumbers, this.ownerSlots, this.memberSlots, this.postings] as Array<Map<unknown, unknown>>) map.clear()
   }
 
@@ -494,7 +518,7 @@ export class SearchSnapshot {
     this.names[slot] = `${entry.namespace}\u0000${entry.packId}`
     this.titleKeys[slot] = titleKeyOf(this.foldsEveryLetter, entry.title)
     this.owners[slot] = entry.ownerId
-    this.members[slot] = entry.members
+    this.members[slot] = entry.members.length === 0 ? NO_MEMBERS : entry.members
     this.listed[slot] = !entry.hidden && !entry.ownerDisabled && entry.publicVersions > 0 ? 1 : 0
     this.kinds[slot] = entry.kinds
     this.categories[slot] = entry.categoryId === null ? -1 : this.categoryNumber(entry.categoryId, entry.categoryKey ?? '')
@@ -516,28 +540,29 @@ export class SearchSnapshot {
     entry.fields.forEach((text, field) => {
       for (const word of text.split(' ')) if (word !== '') masks.set(word, (masks.get(word) ?? 0) | (1 << field))
     })
-    const words: string[] = []
-    const wordMasks = new Uint8Array(masks.size)
+    const start = this.placeWords(slot, masks.size)
+    let at = start
     for (const [word, mask] of masks) {
       let term = this.postings.get(word)
       if (!term) {
         // A copy of the word, not a slice of the pack's text: a slice would keep the whole text alive.
         const own = Buffer.from(word, 'utf8').toString('utf8')
-        this.postings.set(own, (term = { word: own, list: [] }))
+        const number = this.freeTerms.pop() ?? this.terms.length
+        this.terms[number] = term = { word: own, number, list: [] }
+        this.postings.set(own, term)
         // While loading, the vocabulary is sorted once at the end: an insertion in order moves half of it.
         if (this.loading) this.vocabulary.push(own)
         else this.vocabulary.splice(lowerBound(this.vocabulary, own), 0, own)
       }
-      wordMasks[words.length] = mask
-      words.push(term.word)
+      this.wordPool[at] = term.number
+      this.maskPool[at] = mask
+      at++
       const posting = slot * MASK + mask
       const list = term.list
       // Loading hands out slots in increasing order: appending is the common case.
       if (list.length === 0 || list[list.length - 1]! < posting) list.push(posting)
       else list.splice(lowerBound(list, posting), 0, posting)
     }
-    this.words[slot] = words
-    this.wordMasks[slot] = wordMasks
     this.enterOrders(slot)
   }
 
@@ -623,6 +648,8 @@ export class SearchSnapshot {
     this.releaseBits = larger(this.releaseBits, (n) => new Uint32Array(n), this.releaseStride)
     this.tagStart = larger(this.tagStart, (n) => new Int32Array(n))
     this.tagLength = larger(this.tagLength, (n) => new Int32Array(n))
+    this.wordStart = larger(this.wordStart, (n) => new Int32Array(n))
+    this.wordLength = larger(this.wordLength, (n) => new Int32Array(n))
     this.capacity = capacity
   }
 
@@ -640,6 +667,38 @@ export class SearchSnapshot {
     }
     this.tagPool.set(tags, this.tagStart[slot]!)
     this.tagLength[slot] = tags.length
+  }
+
+  /** Room at the pools' end for a slot's `count` words (it has none now: unlink took them out); where they go. */
+  private placeWords(slot: number, count: number): number {
+    if (this.wordPoolUsed + count > this.wordPool.length) this.growWordPool(count)
+    const start = this.wordPoolUsed
+    this.wordStart[slot] = start
+    this.wordLength[slot] = count
+    this.wordPoolUsed += count
+    return start
+  }
+
+  /** Room for `more` at the word pools' end: compacted (in slot order) when half is unused, else doubled. */
+  private growWordPool(more: number): void {
+    const live = this.wordPoolUsed - this.wordPoolFree
+    const size = Math.max(1024, (live + more) * 2)
+    const words = new Int32Array(size)
+    const masks = new Uint8Array(size)
+    let used = 0
+    for (let slot = 0; slot < this.ids.length; slot++) {
+      const length = this.wordLength[slot]!
+      if (length === 0) continue
+      const start = this.wordStart[slot]!
+      words.set(this.wordPool.subarray(start, start + length), used)
+      masks.set(this.maskPool.subarray(start, start + length), used)
+      this.wordStart[slot] = used
+      used += length
+    }
+    this.wordPool = words
+    this.maskPool = masks
+    this.wordPoolUsed = used
+    this.wordPoolFree = 0
   }
 
   /** Room for `more` at the pool's end: compacted (in slot order) when half of it is unused, else doubled. */
@@ -710,20 +769,24 @@ export class SearchSnapshot {
   private unlink(slot: number): void {
     removeFrom(this.ownerSlots, this.owners[slot]!, slot)
     for (const member of this.members[slot] ?? []) removeFrom(this.memberSlots, member, slot)
-    const words = this.words[slot] ?? []
-    words.forEach((word) => {
-      const list = this.postings.get(word)?.list
-      if (!list) return
+    const start = this.wordStart[slot]!
+    const end = start + this.wordLength[slot]!
+    for (let i = start; i < end; i++) {
+      const term = this.terms[this.wordPool[i]!]!
+      const list = term.list
       const at = lowerBound(list, slot * MASK)
       if (at < list.length && Math.floor(list[at]! / MASK) === slot) list.splice(at, 1)
       if (list.length === 0) {
-        this.postings.delete(word)
-        const place = lowerBound(this.vocabulary, word)
-        if (this.vocabulary[place] === word) this.vocabulary.splice(place, 1)
+        this.postings.delete(term.word)
+        this.terms[term.number] = undefined
+        this.freeTerms.push(term.number)
+        const place = lowerBound(this.vocabulary, term.word)
+        if (this.vocabulary[place] === term.word) this.vocabulary.splice(place, 1)
       }
-    })
-    this.words[slot] = []
-    this.wordMasks[slot] = NO_MASKS
+    }
+    // Their place in the pools is left unused until the next compaction.
+    this.wordPoolFree += end - start
+    this.wordLength[slot] = 0
   }
 
   // ---------------------------------------------------------------- answering
@@ -1002,8 +1065,8 @@ export class SearchSnapshot {
     }
     const named = new Set<number>()
     for (const user of query.namedUserIds ?? []) {
-      for (const slot of this.ownerSlots.get(user) ?? []) named.add(slot)
-      for (const slot of this.memberSlots.get(user) ?? []) named.add(slot)
+      for (const slot of slotsIn(this.ownerSlots, user)) named.add(slot)
+      for (const slot of slotsIn(this.memberSlots, user)) named.add(slot)
     }
     // Every word matched: a slot in the first word's list with a hit for each word.
     const first = scratch.seen[0]!
@@ -1038,8 +1101,9 @@ export class SearchSnapshot {
   /** The fields where a word starts with `start` (bits 6-11). */
   private startBits(slot: number, start: string): number {
     let bits = 0
-    const words = this.words[slot]!
-    for (let i = 0; i < words.length; i++) if (words[i]!.startsWith(start)) bits |= this.wordMasks[slot]![i]! << 6
+    const first = this.wordStart[slot]!
+    const end = first + this.wordLength[slot]!
+    for (let i = first; i < end; i++) if (this.terms[this.wordPool[i]!]!.word.startsWith(start)) bits |= this.maskPool[i]! << 6
     return bits
   }
 
@@ -1155,17 +1219,26 @@ export class SearchSnapshot {
   }
 }
 
-function addTo(map: Map<string, Set<number>>, key: string, slot: number): void {
-  let set = map.get(key)
-  if (!set) map.set(key, (set = new Set()))
-  set.add(slot)
+function addTo(map: Map<string, number | Set<number>>, key: string, slot: number): void {
+  const had = map.get(key)
+  if (had === undefined || had === slot) map.set(key, slot)
+  else if (typeof had === 'number') map.set(key, new Set([had, slot]))
+  else had.add(slot)
 }
 
-function removeFrom(map: Map<string, Set<number>>, key: string, slot: number): void {
-  const set = map.get(key)
-  if (!set) return
-  set.delete(slot)
-  if (set.size === 0) map.delete(key)
+function removeFrom(map: Map<string, number | Set<number>>, key: string, slot: number): void {
+  const had = map.get(key)
+  if (had === slot) map.delete(key)
+  else if (typeof had === 'object') {
+    had.delete(slot)
+    if (had.size === 1) map.set(key, had.values().next().value!)
+  }
+}
+
+/** A user's slots in one of those maps. */
+function slotsIn(map: Map<string, number | Set<number>>, key: string): Iterable<number> {
+  const had = map.get(key)
+  return had === undefined ? [] : typeof had === 'number' ? [had] : had
 }
 
 /**

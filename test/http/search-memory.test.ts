@@ -361,6 +361,18 @@ describe('the in-memory search copy and SQL', () => {
     assert.deepEqual((await listed({ q: 'wombatastic faithful', sort: 'title' })), [faithful.id])
     await compareAfter('a title edited', [{ q: 'wombatastic' }, { q: 'faithful' }, { q: 'wombat' }, { ownerId: pixelsmith }])
 
+    // One description rewritten again and again, each time in 500 words of its own: the copy keeps each pack's
+    // words in shared pools, which fill and are compacted, and a gone word's number is given to a new one.
+    const letters = (n: number) => { let s = ''; do { s = String.fromCharCode(97 + (n % 26)) + s; n = Math.floor(n / 26) } while (n > 0); return s }
+    const rewritten = corpusPack('pixelsmith', 'Faithful 32x')
+    for (let round = 0; round < 40; round++) {
+      const words = Array.from({ length: 500 }, (_, k) => `quux${letters(round * 500 + k)}`)
+      await ok(site.app.inject({ method: 'PATCH', url: packUrl(rewritten), headers: root.headers, payload: { revision: (await current(rewritten)).revision, description: words.join(' ') } }))
+    }
+    assert.deepEqual(await listed({ q: `quux${letters(39 * 500 + 7)}` }), [rewritten.id], 'the last description\'s words find it')
+    assert.deepEqual(await listed({ q: `quux${letters(7)}` }), [], 'the first description\'s words are gone')
+    await compareAfter('a description rewritten 40 times', [{ q: `quux${letters(39 * 500 + 3)}` }, { q: `quux${letters(3)}` }, { q: 'quux' }, { q: 'wombatastic' }, { ownerId: pixelsmith }])
+
     // Hidden by staff: gone for a visitor, still there for searches that include hidden packs.
     const glowing = corpusPack('pixelsmith', 'Glowing Ores')
     assert.ok((await listed({ q: 'glowing ores' })).includes(glowing.id))
