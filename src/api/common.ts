@@ -1,6 +1,6 @@
 // Schemas shared by several resources. Each route's schema validates its
 // input, serialises its output and is what /api/schema/ publishes.
-import { Type, type TSchema } from 'typebox'
+import { Type, type TLiteral, type TSchema } from 'typebox'
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'Bad request: invalid input.',
@@ -26,3 +26,6 @@ export const NoContent = Type.Null({ description: 'Done; no body.' })
 
 /** Operations that need a user declare token authentication (docs/decisions.md#authentication). */
 export const bearerAuth = [{ bearerAuth: [] }]
+
+/** One literal schema per string of a list, typed as the tuple they are (a plain array of them would type as nothing). */
+export type Literals<T extends readonly string[]> = { -readonly [K in keyof T]: TLiteral<T[K]> }

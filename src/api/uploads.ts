@@ -1,8 +1,6 @@
-import { Type, type Static, type TLiteral } from 'typebox'
+import { Type, type Static } from 'typebox'
+import type { Literals } from './common.js'
 import { UPLOAD_KINDS } from './constants.js'
-
-/** One literal schema per kind, typed as the tuple they are (a plain array of them would type as nothing). */
-type Literals<T extends readonly string[]> = { -readonly [K in keyof T]: TLiteral<T[K]> }
 
 export const TempUpload = Type.Object(
   {

@@ -20,6 +20,7 @@ import * as archiveClaims from './migrations/2026_11_28_0008_archive_claims.js'
 import * as packTeams from './migrations/2026_11_28_0009_pack_teams.js'
 import * as packSearch from './migrations/2026_11_28_0010_pack_search.js'
 import * as searchChanges from './migrations/2026_11_28_0011_search_changes.js'
+import * as followsWebhooks from './migrations/2026_12_01_0012_follows_webhooks.js'
 
 export type Db = Kysely<Database>
 
@@ -41,6 +42,7 @@ function migrationsFor(engine: Engine): Record<string, Migration> {
     '2026_11_28_0009_pack_teams': { up: packTeams.up, down: packTeams.down },
     '2026_11_28_0010_pack_search': { up: (db) => packSearch.up(db, engine), down: (db) => packSearch.down(db, engine) },
     '2026_11_28_0011_search_changes': { up: (db) => searchChanges.up(db, engine), down: (db) => searchChanges.down(db, engine) },
+    '2026_12_01_0012_follows_webhooks': { up: followsWebhooks.up, down: followsWebhooks.down },
   }
 }
 
@@ -57,10 +59,11 @@ export const MIGRATION_NAMES: readonly string[] = Object.keys(migrationsFor('sql
  */
 export function packsTables(engine: Engine): ReadonlySet<string> {
   const shared = [
-    'api_tokens', 'archive_claims', 'archive_permits', 'audit_log', 'categories', 'download_seen', 'drafts', 'files',
-    'kysely_migration', 'kysely_migration_lock', 'pack_counts', 'pack_id_holds', 'pack_media', 'pack_members', 'pack_tags',
-    'pack_daily_downloads', 'pack_releases', 'pack_search', 'pack_transfers', 'packs', 'search_changes', 'search_terms',
-    'sessions', 'settings', 'tags', 'token_packs', 'uploads', 'users', 'versions',
+    'api_tokens', 'archive_claims', 'archive_permits', 'audit_log', 'categories', 'download_seen', 'drafts', 'feed_tokens', 'files',
+    'kysely_migration', 'kysely_migration_lock', 'notifications', 'pack_counts', 'pack_follows', 'pack_id_holds', 'pack_media',
+    'pack_members', 'pack_tags', 'pack_daily_downloads', 'pack_releases', 'pack_search', 'pack_transfers', 'packs',
+    'search_changes', 'search_terms', 'sessions', 'settings', 'tags', 'token_packs', 'uploads', 'users', 'versions',
+    'webhook_attempts', 'webhook_deliveries', 'webhooks',
   ]
   const sqliteOnly = ['packs_title_search', 'pack_text']
     .flatMap((table) => ['', '_config', '_content', '_data', '_docsize', '_idx'].map((suffix) => `${table}${suffix}`))

@@ -130,6 +130,8 @@ export interface PacksTable {
   owner_disabled: Generated<number>
   /** SQLite only: the pack's key in the title search index packs_title_search, set by a trigger; null on PostgreSQL. */
   search_seq: Generated<number | null>
+  /** How many users follow the pack (pack_follows), kept by the follow and unfollow in their transaction. */
+  followers: Generated<number>
 }
 
 /** How many packs are listed (not hidden, owner not disabled): in all ('*') and per category id. Kept by triggers (migration 0007). */
@@ -286,6 +288,97 @@ export interface SearchChangesTable {
   changed_at: Generated<string>
 }
 
+/** A user following a pack (migration 0012). */
+export interface PackFollowsTable {
+  pack_row_id: string
+  user_id: string
+  created_at: string
+}
+
+/** What the site tells one user (src/notifications/); bounded per user, the oldest dropped first. */
+export interface NotificationsTable {
+  id: string
+  user_id: string
+  /** src/api/notifications.ts NOTIFICATION_KINDS */
+  kind: string
+  created_at: string
+  read_at: string | null
+  /** packs.id the notice is about, if any; not a foreign key (the notice outlives a deleted pack). */
+  pack_row_id: string | null
+  /** JSON object: the notice's particulars (names, title, version, reason). */
+  data: string
+}
+
+/** A user's feed token: opens their Atom feeds and nothing else. */
+export interface FeedTokensTable {
+  user_id: string
+  /** SHA-256 of the raw token, hex: how a feed request finds it. */
+  token_hash: string
+  /** The raw token sealed with the site secret (src/auth/sealed.ts), so its feed addresses can be shown again. */
+  sealed: string
+  created_at: string
+  last_used_at: string | null
+}
+
+/** A pack's webhook (src/webhooks/). */
+export interface WebhooksTable {
+  id: string
+  pack_row_id: string
+  /** users.id of who added it; not a foreign key. */
+  created_by: string
+  /** The address, sealed with the site secret: a Discord webhook URL carries its channel's token. */
+  url_sealed: string
+  /** The address shortened for display (scheme, host, the start of the path). */
+  url_shown: string
+  /** The site's public origin when it was saved: its messages' links start there when PACKS_BASE_URL is unset. */
+  origin: string
+  /** 'discord' | 'json' */
+  format: string
+  /** Event types, comma-separated (src/api/webhooks.ts WEBHOOK_EVENTS). */
+  events: string
+  /** The signing secret sealed with the site secret (src/auth/sealed.ts). */
+  secret_sealed: string
+  created_at: string
+  updated_at: string
+  disabled_at: string | null
+  disabled_reason: string | null
+  /** Tries that failed since the last that succeeded. */
+  failures: Generated<number>
+}
+
+/** The outbox: one event for one webhook, written in the change's transaction; its id is the message id. */
+export interface WebhookDeliveriesTable {
+  id: string
+  webhook_id: string
+  event: string
+  /** JSON: the event as recorded, rendered the same way on every try. */
+  payload: string
+  created_at: string
+  /** 'pending' | 'delivered' | 'failed' */
+  state: string
+  attempts: Generated<number>
+  next_attempt_at: string
+  /** While a dispatcher is trying it: until when its claim holds. */
+  claimed_until: string | null
+  claimed_by: string | null
+  finished_at: string | null
+}
+
+/** One try of a delivery, for the webhook's delivery log. */
+export interface WebhookAttemptsTable {
+  id: string
+  delivery_id: string
+  webhook_id: string
+  started_at: string
+  /** Which try of the delivery (1 for the first). */
+  attempt: number
+  duration_ms: number
+  status: number | null
+  error: string | null
+  /** The first bytes of the answer, as text. */
+  response: string
+}
+
 export interface Database {
   users: UsersTable
   api_tokens: ApiTokensTable
@@ -314,4 +407,10 @@ export interface Database {
   pack_transfers: PackTransfersTable
   audit_log: AuditLogTable
   download_seen: DownloadSeenTable
+  pack_follows: PackFollowsTable
+  notifications: NotificationsTable
+  feed_tokens: FeedTokensTable
+  webhooks: WebhooksTable
+  webhook_deliveries: WebhookDeliveriesTable
+  webhook_attempts: WebhookAttemptsTable
 }

@@ -6,6 +6,7 @@
 import { nowIso } from '../db/time.js'
 import { Forbidden, NotFound } from '../errors.js'
 import { packTarget, reasonDetails, recordAudit, type Actor } from '../audit/service.js'
+import { recordPackEvent } from '../events/record.js'
 import { packChanged } from '../update-check/service.js'
 import { findPackHiddenAt, updatePackHiddenAt } from './pack-repository.js'
 import { getPack, type PackDetail, type PacksDeps } from '../packs/service.js'
@@ -33,6 +34,7 @@ export async function setPackHidden(
     if (!pack) throw new NotFound('pack not found')
     if (!(await updatePackHiddenAt(trx, pack.id, hidden ? nowIso() : null))) return false
     await recordAudit(trx, actor, hidden ? 'pack.hide' : 'pack.unhide', packTarget(ns, id), why)
+    await recordPackEvent(trx, { type: hidden ? 'pack.hidden' : 'pack.shown', packRowId: pack.id, actor, ...(typeof why.reason === 'string' ? { reason: why.reason } : {}) })
     return true
   })
   // After the commit, and awaited: with REDIS_URL every instance answers the update-check anew from here on.

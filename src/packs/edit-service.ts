@@ -15,6 +15,7 @@ import { MAX_DESCRIPTION_LENGTH, MAX_SUMMARY_LENGTH } from '../api/packs.js'
 import { isUuid } from '../api/constants.js'
 import { BadRequest, Conflict, NotFound } from '../errors.js'
 import { packTarget, recordAudit, type Actor } from '../audit/service.js'
+import { recordPackEvent } from '../events/record.js'
 import { deleteFileRows, filesNotInUse } from '../files/repository.js'
 import { deleteStoredFiles, type PurgeLog } from '../storage/delete.js'
 import { deleteUploadRows } from '../uploads/repository.js'
@@ -264,6 +265,7 @@ export async function editPack(
     await deleteFileRows(trx, unused.map((f) => f.id))
     await recordAudit(trx, actor, 'pack.edit', packTarget(pack.namespace, pack.packId), p.audit)
     await reindexPack(trx, pack.id)
+    await recordPackEvent(trx, { type: 'pack.edited', packRowId: pack.id, actor, changes: Object.keys(p.audit) })
     return { storageKeys: unused.map((f) => f.storage_key), titleChanged: p.fields.title !== undefined }
   })
   // After the commit: a crash before this line leaves unreferenced bytes (the doctor removes them), never a row without its file.

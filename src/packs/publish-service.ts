@@ -13,6 +13,7 @@ import { deleteStoredFiles } from '../storage/delete.js'
 import { deleteUploadRows, listDraftUploads } from '../uploads/repository.js'
 import { packChanged } from '../update-check/service.js'
 import { packTarget, recordAudit } from '../audit/service.js'
+import { notifyUser } from '../notifications/service.js'
 import { claimArchive } from './archive-claims.js'
 import { findCategoryIdByKey, findTagIdsByNames, insertPack, insertPackMedia, insertPackTags, insertVersion, packExists, type PackDetail } from './repository.js'
 import { MAX_TITLE_LENGTH, MAX_VERSION_NAME_LENGTH, checkLength, getPack, type PacksDeps } from './service.js'
@@ -114,7 +115,7 @@ export async function publishDraft(deps: PacksDeps, user: User, draftUuid: strin
       await deleteFileRows(trx, extras.map((u) => u.fileId))
       await deleteDraftRow(trx, draftId)
       await recordAudit(trx, user, 'pack.publish', packTarget(namespace, packId), { title, version: versionName })
-      await inviteCoAuthors(trx, user, { id: packRowId, namespace, packId }, fields.team, (deps.clock ?? Date.now)())
+      await inviteCoAuthors(trx, user, { id: packRowId, namespace, packId, title }, fields.team, (deps.clock ?? Date.now)())
       await reindexPack(trx, packRowId)
       return extras.map((u) => u.storageKey)
     })
@@ -138,7 +139,7 @@ export async function publishDraft(deps: PacksDeps, user: User, draftUuid: strin
  * create page offers only existing names, so this is a draft saved elsewhere or an account changed since.
  */
 async function inviteCoAuthors(
-  db: Db, user: User, pack: { id: string; namespace: string; packId: string }, team: ReadonlyArray<{ username: string; role: 'maintainer' | 'uploader' }>, now: number,
+  db: Db, user: User, pack: { id: string; namespace: string; packId: string; title: string }, team: ReadonlyArray<{ username: string; role: 'maintainer' | 'uploader' }>, now: number,
 ): Promise<void> {
   const problems: string[] = []
   const invitees: Array<{ id: string; username: string; role: 'maintainer' | 'uploader' }> = []
@@ -156,5 +157,6 @@ async function inviteCoAuthors(
       packRowId: pack.id, userId: invitee.id, role: invitee.role, invitedBy: user.id, now: nowIso(now), expiresAt: nowIso(now + INVITATION_DAYS * 86_400_000),
     })
     await recordAudit(db, user, 'team.invite', packTarget(pack.namespace, pack.packId), { user: invitee.username, role: invitee.role })
+    await notifyUser(db, invitee.id, 'team.invited', pack.id, { namespace: pack.namespace, pack_id: pack.packId, title: pack.title, role: invitee.role, by: user.username }, now)
   }
 }

@@ -19,6 +19,7 @@ import { ingestFile, type IngestedFile } from '../uploads/ingest.js'
 import type { UpdateCheckCache } from '../update-check/cache.js'
 import { packChanged } from '../update-check/service.js'
 import { recordAudit, versionTarget, type Actor } from '../audit/service.js'
+import { recordPackEvent } from '../events/record.js'
 import {
   insertVersion, listPacks, loadPackDetail, newestVersionCreatedAt, touchPackNow, versionNameTaken,
   type MediaRef, type PackDetail, type PackFilter, type PackRecord, type PackSort, type PackSummaryRecord, type VersionRecord, type Viewer,
@@ -248,6 +249,7 @@ async function recordVersion(db: Db, store: FileStore, input: NewVersion): Promi
       })
       await recordAudit(trx, input.actor, 'version.publish', versionTarget(input.namespace, input.packId, versionName), {})
       await reindexPack(trx, input.packRowId)
+      await recordPackEvent(trx, { type: 'version.published', packRowId: input.packRowId, actor: input.actor, version: versionName, now: createdAt })
     })
   } catch (error) {
     await store.delete(input.file.storageKey)

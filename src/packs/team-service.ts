@@ -7,6 +7,7 @@ import { nowIso } from '../db/time.js'
 import { BadRequest, Conflict, NotFound } from '../errors.js'
 import { findUserRowByUsername } from '../accounts/users-repository.js'
 import { packTarget, recordAudit } from '../audit/service.js'
+import { notifyUser } from '../notifications/service.js'
 import type { TokenReach } from '../auth/token-reach.js'
 import type { User } from '../auth/user.js'
 import type { UpdateCheckCache } from '../update-check/cache.js'
@@ -64,6 +65,7 @@ export async function invite(deps: TeamDeps, actor: TeamActor, namespace: string
     })
     if (!sent) throw new Conflict(`${invitee.username} is invited already; withdraw that invitation to send another`)
     await recordAudit(trx, actor, 'team.invite', packTarget(pack.namespace, pack.packId), { user: invitee.username, role })
+    await notifyUser(trx, invitee.id, 'team.invited', pack.id, { namespace: pack.namespace, pack_id: pack.packId, title: pack.title, role, by: actor.username }, now)
   })
   return mustLoad(deps.db, namespace, packId)
 }

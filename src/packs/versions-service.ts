@@ -7,6 +7,7 @@ import { nowIso } from '../db/time.js'
 import { BadRequest, NotFound } from '../errors.js'
 import { isUuid } from '../api/constants.js'
 import { recordAudit, versionTarget, type Actor } from '../audit/service.js'
+import { recordPackEvent } from '../events/record.js'
 import { deleteFileRows, filesNotInUse } from '../files/repository.js'
 import { deleteStoredFiles } from '../storage/delete.js'
 import { packChanged } from '../update-check/service.js'
@@ -71,6 +72,7 @@ export async function editVersion(
       if (yankChanges) await recordAudit(trx, actor, changes.yanked ? 'version.yank' : 'version.unyank', target, {})
       // What the search's filters read: the pack's public versions.
       if (yankChanges) await reindexPack(trx, pack.id)
+      if (yankChanges && changes.yanked) await recordPackEvent(trx, { type: 'version.yanked', packRowId: pack.id, actor, version: version.name })
     })
     if (yankChanges) await packChanged(deps.updateCheckCache, pack.namespace, pack.packId)
   }
@@ -94,6 +96,7 @@ export async function deleteVersion(deps: PacksDeps, actor: PackChanger, namespa
     await deleteFileRows(trx, unused.map((f) => f.id))
     await recordAudit(trx, actor, 'version.delete', versionTarget(pack.namespace, pack.packId, current.name), { yanked: current.yanked })
     await reindexPack(trx, pack.id)
+    await recordPackEvent(trx, { type: 'version.deleted', packRowId: pack.id, actor, deletedVersion: { name: current.name, yanked: current.yanked } })
     return unused.map((f) => f.storage_key)
   })
   // After the commit: a crash before this line leaves unreferenced bytes (the sweep's doctor removes them), never a row without its file.
