@@ -21,8 +21,8 @@ export const ORDER = [
   // Infrastructure: the backends, HTTP plumbing, rendering, who is calling, what is measured.
   'db', 'storage', 'http', 'web', 'auth', 'stats',
   // The resources, each one folder (routes, service, repository, mapper), in the order they build on each other.
-  'accounts', 'audit', 'signing', 'files', 'downloads', 'uploads', 'drafts', 'update-check', 'packs', 'profiles',
-  'moderation', 'autocomplete', 'modrinth', 'sync-client',
+  'accounts', 'audit', 'notifications', 'events', 'signing', 'files', 'downloads', 'uploads', 'drafts', 'update-check', 'packs',
+  'profiles', 'moderation', 'autocomplete', 'modrinth', 'webhooks', 'feeds', 'sync-client',
   // What puts it together: state shared between instances, maintenance, the pages, the entry points.
   'shared-state', 'maintenance', 'pages', 'app.ts', 'server.ts', 'cli.ts',
 ]
