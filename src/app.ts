@@ -68,6 +68,8 @@ import tokenRoutes from './accounts/token-routes.js'
 import packModerationRoutes from './moderation/pack-routes.js'
 import packManageRoutes from './packs/manage-routes.js'
 import teamRoutes from './packs/team-routes.js'
+import followRoutes from './packs/follow-routes.js'
+import notificationRoutes from './notifications/routes.js'
 import accountModerationRoutes from './moderation/account-routes.js'
 import auditRoutes from './audit/routes.js'
 import profileRoutes from './profiles/routes.js'
@@ -256,6 +258,8 @@ async function registerAll(app: App, config: Config, options: BuildOptions): Pro
   await app.register(tokenRoutes)
   await app.register(packManageRoutes)
   await app.register(teamRoutes)
+  await app.register(followRoutes)
+  await app.register(notificationRoutes)
   await app.register(packModerationRoutes)
   await app.register(accountModerationRoutes)
   await app.register(auditRoutes)

@@ -3,7 +3,7 @@
 // existing Modrinth client pointed at a Packs site (base URL
 // https://<site>/api/modrinth) lists a pack's versions, identifies a local
 // archive by hash and finds its update. Fields Packs has no notion of carry
-// Modrinth's neutral value (no followers, no donation links, no dependencies).
+// Modrinth's neutral value (no donation links, no dependencies).
 import { Type, type Static } from 'typebox'
 import { MAX_BATCH_SIZE } from './update-check.js'
 
@@ -72,7 +72,7 @@ export const ModrinthProject = Type.Object({
   client_side: Type.String(),
   server_side: Type.String(),
   downloads: Type.Integer(),
-  followers: Type.Integer(),
+  followers: Type.Integer({ description: 'How many people follow the pack on this site.' }),
   categories: Type.Array(Type.String(), { description: 'The category key, then the tags.' }),
   additional_categories: Type.Array(Type.String()),
   versions: Type.Array(Type.String(), { description: 'Version ids, oldest first, as Modrinth lists them.' }),
@@ -220,8 +220,8 @@ export const ModrinthSearchQuery = Type.Object({
       + 'and a group mixing versions with another type.',
   })),
   index: Type.Optional(Type.Union(SEARCH_INDEXES.map((index) => Type.Literal(index)), {
-    description: 'The order: relevance (the default; with no query words, most downloaded first), downloads, follows (this site has no '
-      + 'followers: as downloads), newest (most recently published first), updated (most recently updated first).',
+    description: 'The order: relevance (the default; with no query words, most downloaded first), downloads, follows (sorted as '
+      + 'downloads here), newest (most recently published first), updated (most recently updated first).',
   })),
   offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, description: 'Hits to skip. The first 1,000 hits are reachable, as in the packs listing.' })),
   limit: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_SEARCH_LIMIT, description: `Hits per answer: 10 by default, at most ${MAX_SEARCH_LIMIT} as on Modrinth.` })),
@@ -240,7 +240,7 @@ export const ModrinthSearchHit = Type.Object({
   display_categories: Type.Array(Type.String(), { description: 'The same as categories (this site has no additional categories).' }),
   versions: Type.Array(Type.String(), { description: 'The Minecraft releases its versions run on, oldest first.' }),
   downloads: Type.Integer(),
-  follows: Type.Integer({ description: 'This site has no followers: 0.' }),
+  follows: Type.Integer({ description: 'How many people follow the pack on this site (the project\'s followers).' }),
   icon_url: Type.String({ description: 'The thumbnail\'s absolute signed link, or "" when there is none (as Modrinth\'s v2 search gives it).' }),
   date_created: Type.String({ format: 'date-time' }),
   date_modified: Type.String({ format: 'date-time' }),

@@ -49,7 +49,8 @@ export const NotificationQuery = Type.Object({
 }, { additionalProperties: false })
 
 export const NotificationParams = Type.Object({
-  notification_id: Type.String({ maxLength: 64 }),
+  // A notice to a pack's followers is named by its event and its follower (two UUIDs and a colon, 73 characters).
+  notification_id: Type.String({ maxLength: 100, description: 'The notification\'s id, as GET /api/notifications/ gives it.' }),
 })
 
 export const Follow = Type.Object({

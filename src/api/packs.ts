@@ -102,6 +102,7 @@ export const Pack = Type.Object(
       username: Type.String(),
       role: Type.Union([Type.Literal('maintainer'), Type.Literal('uploader')]),
     }), { description: 'Who works on the pack besides its owner, by when they joined (GET …/team/ has the details and open invitations).' }),
+    followers: Type.Integer({ minimum: 0, description: 'How many people follow the pack (POST …/follow/): they hear of its new versions.' }),
   },
   { title: 'Pack' },
 )

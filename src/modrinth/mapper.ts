@@ -71,7 +71,7 @@ export function toModrinthProject(pack: PackDetail, urls: FileUrls, origin: stri
     client_side: dataPack ? 'optional' : 'required',
     server_side: dataPack ? 'required' : 'optional',
     downloads: pack.downloads,
-    followers: 0,
+    followers: pack.followers,
     categories: [...(pack.category ? [pack.category.key] : []), ...pack.tags.map((tag) => tag.name)],
     additional_categories: [],
     versions: pack.versions.map(idOf).reverse(),
@@ -114,7 +114,7 @@ export function toModrinthSearchHit(pack: PackDetail, urls: FileUrls, origin: st
     display_categories: categories,
     versions: project.game_versions,
     downloads: project.downloads,
-    follows: 0,
+    follows: project.followers,
     // Modrinth's v2 search gives "" for a project without an icon, not null.
     icon_url: project.icon_url ?? '',
     date_created: project.published,

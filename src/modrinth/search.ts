@@ -26,7 +26,9 @@ export interface ModrinthSearch {
 /**
  * Modrinth's orders as the packs search's sorts. Relevance with no words to
  * rank by is most downloaded first (Modrinth's relevance then falls back on
- * popularity too); "follows" is downloads, since this site has no followers.
+ * popularity too); "follows" is downloads: the search's copy of the packs
+ * (src/packs/search-memory.ts) keeps no follower counts, and a follow must not
+ * cost a change of the search index.
  */
 function sortOf(index: SearchIndex | undefined, hasWords: boolean): SearchSort {
   switch (index ?? 'relevance') {

@@ -6,8 +6,10 @@ import { describeDeclaration } from '../minecraft/releases.js'
 import type { CategoryRef, PackDetail, PackRecord, PackSummaryRecord, TagRef, VersionRecord } from './repository.js'
 import type { Category, PackBody, PackSummaryBody, PackTag, PackVersion } from '../api/packs.js'
 import type { Invitation, TeamBody } from '../api/teams.js'
+import type { FollowListBody } from '../api/notifications.js'
 import { may, type PackActor } from './policy.js'
 import type { PendingForUser, TransferRow } from './team-repository.js'
+import type { FollowedPackRow } from './follows-repository.js'
 
 function toCategory(category: CategoryRef | null): Static<typeof Category> | null {
   return category && { key: category.key, name: category.name, color: category.color }
@@ -65,6 +67,7 @@ export function toPack(pack: PackDetail, urls: FileUrls): PackBody {
     media: pack.media.map((m) => ({ id: m.fileId, url: urls.file(m.fileId), content_type: m.contentType, filename: m.filename })),
     versions: pack.versions.map((v) => toVersion(v, urls)),
     team: pack.team.filter((m) => m.accepted).map((m) => ({ username: m.username, role: m.role })),
+    followers: pack.followers,
   }
 }
 
@@ -90,5 +93,12 @@ export function toInvitation(pending: PendingForUser): Static<typeof Invitation>
   return {
     kind: pending.kind, namespace: pending.namespace, pack_id: pending.packId, title: pending.title, role: pending.role,
     invited_by: pending.invitedBy, invited_at: pending.invitedAt, expires_at: pending.expiresAt,
+  }
+}
+
+export function toFollowList(page: { items: readonly FollowedPackRow[]; total: number }): FollowListBody {
+  return {
+    items: page.items.map((f) => ({ namespace: f.namespace, pack_id: f.packId, title: f.title, followed_at: f.followedAt })),
+    total: page.total,
   }
 }

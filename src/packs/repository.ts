@@ -106,6 +106,8 @@ export interface PackDetail extends PackRecord {
   media: MediaRef[]
   /** Newest first. */
   versions: VersionRecord[]
+  /** How many users follow it (packs.followers, kept with pack_follows by src/packs/follows-service.ts). */
+  followers: number
 }
 
 export interface PackSummaryRecord extends PackRecord {
@@ -165,12 +167,15 @@ function selectPackBase(db: Db) {
 
 type PackBaseRow = Awaited<ReturnType<ReturnType<typeof selectPackBase>['executeTakeFirstOrThrow']>>
 
-/** A pack's row as its page reads it: with the description, which a listing leaves out (it is most of a row's bytes). */
+/**
+ * A pack's row as its page reads it: with the description, which a listing leaves out (it is most of a row's
+ * bytes), and the follower count, which only a pack's own page and API answer show.
+ */
 function selectPackDetailBase(db: Db) {
-  return selectPackBase(db).select('packs.description')
+  return selectPackBase(db).select(['packs.description', 'packs.followers'])
 }
 
-type PackDetailRow = PackBaseRow & { description: string }
+type PackDetailRow = PackBaseRow & { description: string; followers: number }
 
 function toPackRecord(row: PackBaseRow, tags: TagRef[]): PackRecord {
   return {
@@ -240,6 +245,7 @@ async function withDetails(db: Db, rows: readonly PackDetailRow[]): Promise<Pack
     team: team.get(row.id) ?? [],
     media: (mediaOf.get(row.id) ?? []).map((m) => ({ fileId: m.id, filename: m.filename, contentType: m.content_type })),
     versions: (versionsOf.get(row.id) ?? []).map(toVersionRecord),
+    followers: Number(row.followers),
   }))
 }
 

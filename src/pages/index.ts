@@ -3,7 +3,8 @@
 // the resources' route files.
 import type { App } from '../http/types.js'
 import { pendingCountFor } from '../profiles/service.js'
-import { setPendingCount } from '../web/respond.js'
+import { unreadCountFor } from '../notifications/service.js'
+import { setPendingCount, setUnreadCount } from '../web/respond.js'
 import accountPages from './accounts.js'
 import assetRoutes from './assets.js'
 import browsePages from './browse.js'
@@ -19,14 +20,19 @@ import syncClientPages from './sync-client.js'
 import tokenPages from './tokens.js'
 import teamPages from './team.js'
 import invitationPages from './invitations.js'
+import followPages from './follows.js'
+import notificationPages from './notifications.js'
 
 export default async function pageRoutes(app: App): Promise<void> {
   await app.register(assetRoutes)
-  // The pages (not their assets): the header's count of invitations waiting for the signed-in user, one query.
+  // The pages (not their assets): the header's counts for the signed-in user, of invitations waiting for them
+  // and of their unread notifications, one indexed query each, side by side; nothing for anyone else.
   await app.register(async (pages: App) => {
     pages.addHook('preHandler', async (request) => {
       if (request.user && (request.method === 'GET' || request.method === 'POST')) {
-        setPendingCount(request, await pendingCountFor(app.db, request.user.id, app.clock()))
+        const [pending, unread] = await Promise.all([pendingCountFor(app.db, request.user.id, app.clock()), unreadCountFor(app.db, request.user.id)])
+        setPendingCount(request, pending)
+        setUnreadCount(request, unread)
       }
     })
     await pages.register(gatePages)
@@ -40,6 +46,8 @@ export default async function pageRoutes(app: App): Promise<void> {
     await pages.register(tokenPages)
     await pages.register(teamPages)
     await pages.register(invitationPages)
+    await pages.register(followPages)
+    await pages.register(notificationPages)
     await pages.register(statsPages)
     await pages.register(auditPages)
     await pages.register(syncClientPages)

@@ -17,7 +17,10 @@ import { html, trusted, type SafeHtml } from '../web/html.js'
 import { formatBytes, timeTag } from '../web/format.js'
 import { browseHref, chipLink, minecraftTag, thumbnail } from '../web/packs.js'
 import { downloadsText, userHref } from './pack-card.js'
-import { teamList, teamHref } from './team.js'
+import { packHref, teamList, teamHref } from './team.js'
+import { followsPack } from '../packs/follows-service.js'
+import { formatCount } from '../web/format.js'
+import { FOLLOW_BOX_ID } from './follows.js'
 
 const PackPageParams = Type.Object({ namespace: Type.String(), pack_id: Type.String() })
 
@@ -40,6 +43,7 @@ export default async function packPages(app: App): Promise<void> {
       fileUrl: (id) => fileUrl(app.config, id),
       downloadUrl: (id) => downloadUrl(app.config, request, id),
       versionLimit: app.config.uploadLimits.version,
+      follow: user ? { following: await followsPack(app.db, user, pack), csrfToken: request.csrfToken ?? '' } : null,
     }
     const scripted = (['publish-version', 'edit-changelog', 'manage-versions', 'delete'] as const).some((a) => view.can(a)) || view.isStaff
     return sendPage(app, request, reply, { title: pack.title, body: packBody(view), scripts: scripted ? ['pack'] : [] })
@@ -55,6 +59,8 @@ interface PackView {
   fileUrl(fileId: string): string
   downloadUrl(fileId: string): string
   versionLimit: number
+  /** The signed-in viewer's follow button (null: nobody signed in): whether they follow the pack now. */
+  follow: { following: boolean; csrfToken: string } | null
 }
 
 function packBody(view: PackView): SafeHtml {
@@ -74,6 +80,7 @@ ${thumbnail(thumbUrl, pack.title, 'pack-icon', `Thumbnail of ${pack.title}`)}
 ${pack.summary ? html`<p class="summary">${pack.summary}</p>` : null}
 <p class="byline muted">by <a class="owner" href="${userHref(pack.owner)}">${pack.owner}</a> · published ${timeTag(pack.createdAt)} · updated ${timeTag(pack.updatedAt)} · <span class="downloads">${downloadsText(pack.downloads)}</span></p>
 ${chips.some((c) => c !== null) ? html`<ul class="chips" aria-label="Category and tags">${chips}</ul>` : null}
+${followBox(view)}
 ${view.can('edit') ? html`<p class="pack-edit-link"><a class="button secondary" href="${`/packs/${encodeURIComponent(pack.namespace)}/${encodeURIComponent(pack.packId)}/edit/`}">Edit pack</a></p>` : null}
 </div>
 </header>
@@ -109,6 +116,23 @@ ${moderationForm(view)}
 </article>`
 }
 
+/**
+ * How many follow the pack and, to a signed-in viewer, Follow or Unfollow: a form post with the CSRF token
+ * (src/pages/follows.ts), which comes back here, to this box.
+ */
+function followBox(view: PackView): SafeHtml {
+  const { pack, follow } = view
+  const count = html`<span class="followers" id="followers-count">${formatCount(pack.followers)} ${pack.followers === 1 ? 'follower' : 'followers'}</span>`
+  const here = packHref(pack)
+  const control = follow
+    ? html`<form method="post" action="${`${here}${follow.following ? 'unfollow' : 'follow'}/`}" class="inline-form follow-form">
+<input type="hidden" name="csrf_token" value="${follow.csrfToken}">
+<button type="submit"${follow.following ? html` class="secondary"` : null} aria-describedby="followers-count">${follow.following ? 'Unfollow' : 'Follow'}</button>
+</form>${follow.following ? html`<span class="hint follow-hint">You follow this pack: its new versions show in your <a href="/notifications/">notifications</a>.</span>` : null}`
+    : html`<a href="${`/login/?next=${encodeURIComponent(here)}`}">Sign in to follow</a>`
+  return html`<div class="follow-box" id="${FOLLOW_BOX_ID}">${count}${control}</div>`
+}
+
 function gallery(media: MediaRef[], view: PackView): SafeHtml {
   const items = media.map((m, i) => {
     const url = view.fileUrl(m.fileId)
@@ -123,11 +147,14 @@ function gallery(media: MediaRef[], view: PackView): SafeHtml {
 }
 
 function version(v: VersionRecord, index: number, view: PackView): SafeHtml {
-  const headingId = `version-${index + 1}`
+  // By position: a name may hold spaces, which an id list (aria-describedby) cannot carry. Not "version-…",
+  // which is the version's own id below.
+  const headingId = `vh-${index + 1}`
   // Latest: the newest version that is not yanked (what the update-check offers).
   const isLatest = !v.yanked && view.pack.versions.find((other) => !other.yanked) === v
+  // The head's id is where a notification or a webhook's message about the version links (…/#version-<name>).
   return html`<li class="${v.yanked ? 'version yanked' : 'version'}">
-<div class="version-head"><h3 class="version-name" id="${headingId}">${v.name}</h3>${isLatest ? html`<span class="latest-badge">Latest</span>` : null}${v.yanked
+<div class="version-head" id="${`version-${v.name}`}"><h3 class="version-name" id="${headingId}">${v.name}</h3>${isLatest ? html`<span class="latest-badge">Latest</span>` : null}${v.yanked
     ? html`<span class="yanked-badge" title="Withdrawn: still downloadable here, but the in-game mod no longer offers it">Yanked</span>` : null}</div>
 <p class="version-meta">${minecraftTag(v)} · <span>published ${timeTag(v.createdAt, true)}</span> · <span class="downloads">${downloadsText(v.downloads)}</span></p>
 ${v.changelog.trim() !== '' ? html`<div class="changelog">${v.changelog}</div>` : html`<p class="changelog-empty muted">No changelog.</p>`}

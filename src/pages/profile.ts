@@ -12,6 +12,7 @@ import { BadRequest, NotFound } from '../errors.js'
 import type { App } from '../http/types.js'
 import { fileUrl } from '../http/urls.js'
 import { getProfile, listMemberPacks, type MemberPack, type Profile } from '../profiles/service.js'
+import { followedPacks, type FollowedPackRow } from '../packs/follows-service.js'
 import { formatCount, timeTag } from '../web/format.js'
 import { html, type SafeHtml } from '../web/html.js'
 import { browseHref } from '../web/packs.js'
@@ -23,6 +24,8 @@ import { packCard, userHref } from './pack-card.js'
 const PAGE_PATTERN = /^[0-9]{1,9}$/
 /** As the moderation API's ModerationBody allows. */
 const MAX_REASON_LENGTH = 500
+/** Followed packs listed on the user's own profile: the newest follows (GET /api/me/follows/ pages through all). */
+const FOLLOWS_SHOWN = 100
 
 const ProfileParams = Type.Object({ username: Type.String() })
 // Text (or a list, when repeated), checked below so a bad value gets a sentence, not a validator's message.
@@ -51,11 +54,14 @@ export default async function profilePages(app: App): Promise<void> {
     const pages = Math.max(1, Math.ceil(profile.total / PACKS_PER_PAGE))
     if (page > pages) throw new NotFound(`there is no page ${page} of ${profile.account.username}'s packs; the last one is page ${pages}`)
     const viewer = request.user
+    const isSelf = viewer?.id === profile.account.id
     const view: ProfileView = {
       profile,
       memberOf: await listMemberPacks(app.db, profile.account, viewer),
+      // What someone follows is theirs alone: not shown to other viewers, staff included.
+      follows: isSelf && viewer ? await followedPacks(app.db, viewer, { limit: FOLLOWS_SHOWN, offset: 0 }) : null,
       pages,
-      isSelf: viewer?.id === profile.account.id,
+      isSelf,
       // Staff moderate accounts, but not their own (the API refuses that too).
       canModerate: viewer?.isStaff === true && viewer.id !== profile.account.id,
       fileUrl: (id) => fileUrl(app.config, id),
@@ -73,6 +79,8 @@ interface ProfileView {
   profile: Profile
   /** The packs whose team they are in (not as owner), as this viewer may see them. */
   memberOf: MemberPack[]
+  /** On their own profile only: the packs they follow (the newest follows) and how many in all; null to anyone else. */
+  follows: { items: FollowedPackRow[]; total: number } | null
   pages: number
   isSelf: boolean
   canModerate: boolean
@@ -114,6 +122,7 @@ ${profile.packs.length === 0 ? emptyState(view) : html`<ul class="pack-grid">${p
 ${pagination(view)}
 </section>
 ${memberPacks(view)}
+${followedList(view)}
 ${moderationForm(view)}
 </article>`
 }
@@ -127,6 +136,24 @@ function memberPacks(view: ProfileView): SafeHtml | null {
 <span class="${`role-badge role-${role}`}">${role}</span>${pack.hidden || pack.ownerDisabled ? html` <span class="hidden-badge">Hidden</span>` : null}
 <span class="muted">by <a href="${userHref(pack.owner)}">${pack.owner}</a></span>
 </li>`)}</ul>
+</section>`
+}
+
+/** The packs the user follows, on their own profile. */
+function followedList(view: ProfileView): SafeHtml | null {
+  const follows = view.follows
+  if (!follows) return null
+  const items = follows.items.map((f) => html`<li class="followed-pack">
+<a href="${`/packs/${encodeURIComponent(f.namespace)}/${encodeURIComponent(f.packId)}/`}">${f.title}</a>
+<code class="muted">${f.namespace}:${f.packId}</code> <span class="hint">followed ${timeTag(f.followedAt)}</span>
+</li>`)
+  return html`<section class="followed-packs" aria-labelledby="follows-heading">
+<h2 id="follows-heading">Packs you follow <span class="muted count">(${formatCount(follows.total)})</span></h2>
+<p class="hint">Only you see this list. New versions of these packs show in your <a href="/notifications/">notifications</a>.</p>
+${items.length === 0
+    ? html`<p class="empty-follows">You follow no packs yet: a pack's page has a Follow button.</p>`
+    : html`<ul class="followed-list">${items}</ul>`}
+${follows.total > items.length ? html`<p class="hint">The ${formatCount(items.length)} you followed most recently are shown.</p>` : null}
 </section>`
 }
 

@@ -20,6 +20,8 @@ export interface PageContext {
   path: string
   /** Invitations and ownership offers waiting for the viewer's answer: the header links them when there are any. */
   pendingCount?: number
+  /** The viewer's unread notifications: the header's bell shows the count. */
+  unreadCount?: number
 }
 
 export interface PageOptions {
@@ -59,7 +61,7 @@ function header(ctx: PageContext): SafeHtml {
     html`<a href="${href}"${current(href) ? html` aria-current="page"` : null}>${label}</a>`
   const viewer = ctx.viewer
   const account = viewer
-    ? html`<span class="who">Signed in as <strong>${viewer.username}</strong></span>
+    ? html`${bell(ctx, current('/notifications/'))}<span class="who">Signed in as <strong>${viewer.username}</strong></span>
 <form method="post" action="/logout/" class="inline-form"><input type="hidden" name="csrf_token" value="${ctx.csrfToken ?? ''}"><button type="submit" class="link-button">Sign out</button></form>`
     : html`${link(`/login/`, 'Sign in')} ${link('/signup/', 'Sign up')}`
   return html`<header class="site-header">
@@ -72,6 +74,19 @@ ${viewer?.isStaff ? html`<li>${link('/staff/stats/', 'Statistics')}</li><li>${li
 </ul></nav>
 <div class="account">${account}</div>
 </header>`
+}
+
+/**
+ * The link to the notifications page: a bell with the unread count. Its accessible name says both in words
+ * ("Notifications, 3 unread"), so a screen reader does not read out a picture and a lone number.
+ */
+function bell(ctx: PageContext, isCurrent: boolean): SafeHtml {
+  const unread = ctx.unreadCount ?? 0
+  const name = unread > 0 ? `Notifications, ${unread} unread` : 'Notifications, none unread'
+  return html`<a class="${unread > 0 ? 'bell has-unread' : 'bell'}" href="/notifications/" aria-label="${name}"${isCurrent ? html` aria-current="page"` : null}>\
+<svg class="bell-icon" viewBox="0 0 24 24" width="22" height="22" aria-hidden="true" focusable="false">\
+<path fill="currentColor" d="M12 2.5a1.5 1.5 0 0 0-1.5 1.5v.6A6 6 0 0 0 6 10.5V15l-2 2.5V19h16v-1.5L18 15v-4.5a6 6 0 0 0-4.5-5.9V4A1.5 1.5 0 0 0 12 2.5zM9.5 20a2.5 2.5 0 0 0 5 0z"/></svg>\
+${unread > 0 ? html`<span class="bell-count" aria-hidden="true">${unread}</span>` : null}</a>`
 }
 
 /** A form error or notice line, announced to screen readers. */

@@ -17,6 +17,13 @@ export function setPendingCount(request: FastifyRequest, count: number): void {
   pendingCounts.set(request, count)
 }
 
+/** The signed-in user's unread notifications, for the header's bell: counted by the same hook. */
+const unreadCounts = new WeakMap<FastifyRequest, number>()
+
+export function setUnreadCount(request: FastifyRequest, count: number): void {
+  unreadCounts.set(request, count)
+}
+
 export function pageContext(app: App, request: FastifyRequest): PageContext {
   const user = request.user
   return {
@@ -26,6 +33,7 @@ export function pageContext(app: App, request: FastifyRequest): PageContext {
     pastGate: request.authMethod !== null,
     path: request.url.split('?')[0]!,
     pendingCount: pendingCounts.get(request) ?? 0,
+    unreadCount: unreadCounts.get(request) ?? 0,
   }
 }
 

@@ -193,7 +193,7 @@ describe('shown', () => {
     assert.match(page.body, /class="version-meta">[^]*<span class="downloads">3 downloads<\/span><\/p>/)
     const quietPage = await site.app.inject({ url: '/packs/alice/quiet-pack/', headers: { ...site.gate, ...HTML } })
     assert.match(quietPage.body, /class="byline[^"]*">[^]*<span class="downloads">1 download<\/span><\/p>/, 'one, in the singular')
-    assert.match(quietPage.body, /id="version-1">2\.0\.0<[^]*<span class="downloads">0 downloads<\/span>[^]*id="version-2">1\.0\.0<[^]*<span class="downloads">1 download<\/span>/)
+    assert.match(quietPage.body, /id="vh-1">2\.0\.0<[^]*<span class="downloads">0 downloads<\/span>[^]*id="vh-2">1\.0\.0<[^]*<span class="downloads">1 download<\/span>/)
   })
 
   test('the statistics snapshot has total downloads and today\'s; the staff page shows them', async () => {

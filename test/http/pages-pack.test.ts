@@ -119,7 +119,7 @@ describe('pack page', () => {
     const res = await packPage('/packs/alice/castle-walls/')
     const items = versions(res.body)
     assert.equal(items.length, 3)
-    assert.match(items[0]!, /<h3 class="version-name" id="version-1">3\.0\.0-beta<\/h3><span class="latest-badge">Latest<\/span>/)
+    assert.match(items[0]!, /<h3 class="version-name" id="vh-1">3\.0\.0-beta<\/h3><span class="latest-badge">Latest<\/span>/)
     assert.match(items[0]!, /<span class="game-versions" title="pack_format unknown">pack format unknown<\/span>/)
     assert.match(items[0]!, /No changelog\./)
     assert.match(items[1]!, />2\.0\.0<\/h3>/)
