@@ -52,6 +52,18 @@ export interface Config {
   webConcurrency: number
   /** How long a client may take over each part of a request; see timeoutsFrom. */
   timeouts: Timeouts
+  /** Where webhooks may send; see webhookPolicyFrom. */
+  webhooks: WebhookSettings
+}
+
+export interface WebhookSettings {
+  /** PACKS_WEBHOOK_ALLOW_HTTP: http: addresses besides https: (off: a webhook's events would cross the network in the clear). */
+  allowHttp: boolean
+  /**
+   * PACKS_WEBHOOK_ALLOW_HOSTS: host names (or addresses) that may be internal: a webhook to one of them skips the check
+   * that its address is a public one. Lower case.
+   */
+  allowHosts: ReadonlySet<string>
 }
 
 export interface UserQuotas {
@@ -262,7 +274,23 @@ export function loadConfig(env: Env = process.env): Config {
     accessLog: withDefault('PACKS_ACCESS_LOG', parseOnOff('PACKS_ACCESS_LOG'), true),
     webConcurrency: withDefault('WEB_CONCURRENCY', (r) => parseWorkers(r), 1),
     timeouts,
+    webhooks: {
+      allowHttp: withDefault('PACKS_WEBHOOK_ALLOW_HTTP', parseOnOff('PACKS_WEBHOOK_ALLOW_HTTP'), false),
+      allowHosts: withDefault('PACKS_WEBHOOK_ALLOW_HOSTS', parseHostList, new Set<string>()),
+    },
   }
+}
+
+/** A comma-separated list of host names or IP addresses (a name may not carry a port, a path or a wildcard). */
+function parseHostList(raw: string): ReadonlySet<string> {
+  const hosts = raw.split(',').map((h) => h.trim().toLowerCase()).filter((h) => h !== '')
+  for (const host of hosts) {
+    const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host
+    if (isIP(bare) === 0 && !/^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/.test(bare)) {
+      throw new ConfigError(`PACKS_WEBHOOK_ALLOW_HOSTS: "${host.slice(0, 80)}" is not a host name or an IP address`)
+    }
+  }
+  return new Set(hosts.map((h) => (h.startsWith('[') && h.endsWith(']') ? h.slice(1, -1) : h)))
 }
 
 /** on/off (also true/false, 1/0, yes/no). */

@@ -9,6 +9,7 @@
 //   edit the pack        ✓        ✓                   ✓     title, summary, description, tags, category, media
 //   yank / delete a ver. ✓        ✓                   ✓
 //   invite               ✓        ✓                   ✓
+//   manage webhooks      ✓        ✓                   ✓     add, change, remove, test; read their delivery log
 //   manage a member      ✓        below them          ✓     change a role, remove; withdraw an invitation
 //   delete the pack      ✓                            ✓
 //   transfer ownership   ✓
@@ -27,7 +28,7 @@ export type PackRole = 'owner' | MemberRole
 
 export const PACK_ACTIONS = [
   'see', 'see-pending', 'publish-version', 'edit-changelog', 'edit', 'manage-versions', 'invite', 'manage-member',
-  'delete', 'transfer', 'leave',
+  'delete', 'transfer', 'leave', 'manage-webhooks',
 ] as const
 export type PackAction = (typeof PACK_ACTIONS)[number]
 
@@ -53,11 +54,11 @@ export interface PackTeam {
 const RANK: Record<PackRole, number> = { owner: 3, maintainer: 2, uploader: 1 }
 
 const ROLE_MAY: Record<PackRole, ReadonlySet<PackAction>> = {
-  owner: new Set(['see', 'see-pending', 'publish-version', 'edit-changelog', 'edit', 'manage-versions', 'invite', 'manage-member', 'delete', 'transfer']),
-  maintainer: new Set(['see', 'see-pending', 'publish-version', 'edit-changelog', 'edit', 'manage-versions', 'invite', 'manage-member', 'leave']),
+  owner: new Set(['see', 'see-pending', 'publish-version', 'edit-changelog', 'edit', 'manage-versions', 'invite', 'manage-member', 'delete', 'transfer', 'manage-webhooks']),
+  maintainer: new Set(['see', 'see-pending', 'publish-version', 'edit-changelog', 'edit', 'manage-versions', 'invite', 'manage-member', 'leave', 'manage-webhooks']),
   uploader: new Set(['see', 'see-pending', 'publish-version', 'edit-changelog', 'leave']),
 }
-const STAFF_MAY: ReadonlySet<PackAction> = new Set(['see', 'see-pending', 'publish-version', 'edit-changelog', 'edit', 'manage-versions', 'invite', 'manage-member', 'delete'])
+const STAFF_MAY: ReadonlySet<PackAction> = new Set(['see', 'see-pending', 'publish-version', 'edit-changelog', 'edit', 'manage-versions', 'invite', 'manage-member', 'delete', 'manage-webhooks'])
 const READ_ACTIONS: ReadonlySet<PackAction> = new Set(['see', 'see-pending'])
 
 /** The actor's role in the pack's team: 'owner', an accepted member's role, or null (an invitation is no role). */

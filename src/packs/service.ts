@@ -85,6 +85,7 @@ const ACTION_WORDS: Record<PackAction, string> = {
   'delete': 'delete this pack',
   'transfer': 'hand this pack to someone else',
   'leave': 'leave its team',
+  'manage-webhooks': 'manage its webhooks',
 }
 
 /**

@@ -47,6 +47,8 @@ export interface OutboundPolicy {
   timeoutMs?: number
   /** How much of the answer is read; DEFAULT_MAX_RESPONSE_BYTES when not given. */
   maxResponseBytes?: number
+  /** Ends the request at once when it fires (the server is shutting down). */
+  signal?: AbortSignal
 }
 
 export interface DeliveryRequest {
@@ -250,11 +252,13 @@ export function deliver(request: DeliveryRequest, policy: OutboundPolicy, resolv
     let settled = false
     let req: http.ClientRequest | null = null
     let timer: NodeJS.Timeout | undefined
+    let stop: (() => void) | undefined
 
     const finish = (error: string | null) => {
       if (settled) return
       settled = true
       clearTimeout(timer)
+      if (stop) policy.signal?.removeEventListener('abort', stop)
       // Closes the connection whatever state it is in; the error listeners below stay, so nothing is left unheard.
       req?.destroy()
       answer?.destroy()
@@ -281,6 +285,9 @@ export function deliver(request: DeliveryRequest, policy: OutboundPolicy, resolv
     timer = setTimeout(() => {
       finish(status === null ? `no answer within ${seconds(timeoutMs)}` : `the answer did not finish within ${seconds(timeoutMs)}`)
     }, timeoutMs)
+    stop = () => finish('the request was stopped (the sender is shutting down)')
+    if (policy.signal?.aborted) stop()
+    policy.signal?.addEventListener('abort', stop, { once: true })
 
     req.on('error', (error: NodeJS.ErrnoException) => finish(describeError(error)))
     req.on('response', (res) => {

@@ -53,6 +53,8 @@ export interface SiteOptions {
   downloads?: BuildOptions['downloads']
   /** Where the packs-sync bundle is read from (BuildOptions.syncClientBundle): a test points it at a missing file. */
   syncClientBundle?: string
+  /** The webhooks' dispatcher (BuildOptions.webhooks): a test shortens a try's timeout. */
+  webhooks?: BuildOptions['webhooks']
 }
 
 export async function makeSite(env: Record<string, string> = {}, siteOptions: SiteOptions = {}): Promise<TestSite> {
@@ -78,7 +80,7 @@ export async function makeSite(env: Record<string, string> = {}, siteOptions: Si
   })
   let app: App
   try {
-    app = await buildApp(config, { logger: siteOptions.logger ?? false, sweep: false, clock: siteOptions.clock, updateCheckLimits: siteOptions.updateCheckLimits, downloads: siteOptions.downloads, syncClientBundle: siteOptions.syncClientBundle })
+    app = await buildApp(config, { logger: siteOptions.logger ?? false, sweep: false, clock: siteOptions.clock, updateCheckLimits: siteOptions.updateCheckLimits, downloads: siteOptions.downloads, syncClientBundle: siteOptions.syncClientBundle, webhooks: siteOptions.webhooks })
     await app.ready()
   } catch (error) {
     await release()

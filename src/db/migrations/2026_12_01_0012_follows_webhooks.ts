@@ -90,6 +90,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .execute()
   await sql`create index webhook_deliveries_due on webhook_deliveries (next_attempt_at) where state = 'pending'`.execute(db)
   await db.schema.createIndex('webhook_deliveries_webhook').on('webhook_deliveries').columns(['webhook_id', 'state', 'created_at']).execute()
+  // Finished deliveries by age: the sweep drops the old ones.
+  await sql`create index webhook_deliveries_finished on webhook_deliveries (finished_at) where state <> 'pending'`.execute(db)
 
   await db.schema.createTable('webhook_attempts')
     .addColumn('id', 'text', (c) => c.primaryKey())
