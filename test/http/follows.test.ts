@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import type { LightMyRequestResponse } from 'fastify'
+import { createApiToken } from '../../src/accounts/tokens-service.js'
 import { expectError, siteWith, type TestSite, type TestUser } from '../helpers/app.js'
 import { publishPack, type PackJson } from '../helpers/packs.js'
 
@@ -102,6 +103,16 @@ describe('following through the API', () => {
     expectError(await call('DELETE', followUrl(pack), null), 401)
     expectError(await call('GET', '/api/me/follows/', null), 401)
     expectError(await site.app.inject({ method: 'POST', url: followUrl(pack) }), 401)
+    assert.equal(await followers(pack), 0)
+  })
+
+  test('a read-only token may list the follows but not follow or unfollow', async () => {
+    const pack = await publishPack(site, alice, { title: 'Read Only' })
+    const { token } = await createApiToken(site.app.db, 'cara', 'reader', null, { scope: 'read' })
+    const reader = { ...cara, headers: { authorization: `Bearer cara ${token}` } }
+    expectError(await call('POST', followUrl(pack), reader), 403, /read-only/)
+    expectError(await call('DELETE', followUrl(pack), reader), 403, /read-only/)
+    assert.equal((await myFollows(reader)).total, (await myFollows(cara)).total)
     assert.equal(await followers(pack), 0)
   })
 

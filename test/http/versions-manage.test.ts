@@ -128,7 +128,7 @@ describe('the pack page and the audit log', () => {
   const page = (headers: Headers) =>
     site.app.inject({ url: `/packs/${pack.namespace}/${pack.pack_id}/`, headers: { ...headers, accept: 'text/html' } })
   const versionItem = (body: string, name: string) => {
-    const item = body.split('<li class="').find((li) => li.includes(`class="version-name" id="version-`) && li.includes(`>${name}</h3>`))
+    const item = body.split('<li class="').find((li) => li.includes(`class="version-name" id="vh-`) && li.includes(`>${name}</h3>`))
     assert.ok(item, `the page lists version ${name}`)
     return item
   }
