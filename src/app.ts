@@ -65,6 +65,7 @@ import syncClientRoutes from './sync-client/routes.js'
 import modrinthRoutes from './modrinth/routes.js'
 import statsRoutes from './stats/routes.js'
 import tokenRoutes from './accounts/token-routes.js'
+import feedTokenRoutes from './accounts/feed-token-routes.js'
 import packModerationRoutes from './moderation/pack-routes.js'
 import packManageRoutes from './packs/manage-routes.js'
 import teamRoutes from './packs/team-routes.js'
@@ -73,6 +74,7 @@ import notificationRoutes from './notifications/routes.js'
 import accountModerationRoutes from './moderation/account-routes.js'
 import auditRoutes from './audit/routes.js'
 import profileRoutes from './profiles/routes.js'
+import feedRoutes from './feeds/routes.js'
 import schemaRoutes from './http/openapi.js'
 import pageRoutes from './pages/index.js'
 
@@ -256,6 +258,7 @@ async function registerAll(app: App, config: Config, options: BuildOptions): Pro
   await app.register(packVersionsRoutes)
   await app.register(statsRoutes)
   await app.register(tokenRoutes)
+  await app.register(feedTokenRoutes)
   await app.register(packManageRoutes)
   await app.register(teamRoutes)
   await app.register(followRoutes)
@@ -264,6 +267,7 @@ async function registerAll(app: App, config: Config, options: BuildOptions): Pro
   await app.register(accountModerationRoutes)
   await app.register(auditRoutes)
   await app.register(profileRoutes)
+  await app.register(feedRoutes)
   await app.register(pageRoutes)
 
   // Search's in-memory copy of the index loads in the background once the server listens (SQL answers

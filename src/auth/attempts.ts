@@ -74,7 +74,7 @@ export async function checkPasswordAttempt(
   await reservation.refund()
 }
 
-const ATTEMPTS_AT: Record<AttemptKind, string> = { gate: 'the site password', login: 'account passwords' }
+const ATTEMPTS_AT: Record<AttemptKind, string> = { gate: 'the site password', login: 'account passwords', feed: 'feed tokens' }
 
 /** The answer to an attempt the limiter has settled: 429 while blocked, 401 for a wrong password, else undefined. */
 export function attemptError(kind: AttemptKind, blockedFor: number, succeeded: boolean, failureDetail: string): Error | undefined {

@@ -168,3 +168,27 @@ export async function deleteUserSessions(db: Db, userId: string, keepSessionHash
   const result = await query.executeTakeFirst()
   return Number(result.numDeletedRows)
 }
+
+/** A feed token's row and its user, found by the token's hash (./feed-tokens.ts). */
+export interface FeedTokenOwner {
+  tokenHash: string
+  lastUsedAt: string | null
+  user: User
+  /** Staff disabled the account: the token must not work, and its holder is told why. */
+  disabled: boolean
+}
+
+export async function findFeedTokenOwner(db: Db, tokenHash: string): Promise<FeedTokenOwner | undefined> {
+  const row = await db
+    .selectFrom('feed_tokens')
+    .innerJoin('users', 'users.id', 'feed_tokens.user_id')
+    .select(['feed_tokens.token_hash', 'feed_tokens.last_used_at', 'users.id', 'users.username', 'users.is_staff', 'users.disabled_at'])
+    .where('feed_tokens.token_hash', '=', tokenHash)
+    .executeTakeFirst()
+  return row && { tokenHash: row.token_hash, lastUsedAt: row.last_used_at, user: rowToUser(row), disabled: row.disabled_at !== null }
+}
+
+/** Notes a use of the feed token; matched by its hash too, so a token replaced meanwhile is not touched in its successor's name. */
+export async function touchFeedToken(db: Db, userId: string, tokenHash: string, now: string): Promise<void> {
+  await db.updateTable('feed_tokens').set({ last_used_at: now }).where('user_id', '=', userId).where('token_hash', '=', tokenHash).execute()
+}

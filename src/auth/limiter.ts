@@ -1,7 +1,9 @@
 // Failed password attempts, counted per client (src/auth/addresses.ts) in a
-// fixed window that starts at the first failure. Two limiters run side by
-// side, one for the gate password and one for account passwords (sign-in and
-// password change), so guessing one never locks anyone out of the other.
+// fixed window that starts at the first failure. Three limiters run side by
+// side, one for the gate password, one for account passwords (sign-in and
+// password change) and one for feed tokens (./feed-tokens.ts), so guessing one
+// never locks anyone out of the others: a feed reader left polling with a
+// revoked token must not block its household's players at the gate.
 //
 // Count first, then check: an attempt whose answer needs scrypt reserves its
 // place in the count before the check runs, and gives it back when the
@@ -11,7 +13,7 @@
 // password is not slowed down, except from an address that is itself blocked
 // (the answer must not tell a guesser that the password was right).
 
-export type AttemptKind = 'gate' | 'login'
+export type AttemptKind = 'gate' | 'login' | 'feed'
 
 /** An attempt that may go ahead: `refund` gives its place in the count back (the password was right, or the check never ran). */
 export interface Reservation {

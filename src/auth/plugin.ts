@@ -1,6 +1,7 @@
 // The 'auth' plugin: who is calling, and may they? Runs before every route
 // (docs/decisions.md#the-gate, #authentication):
-//   1. credentials: a Bearer token or a session cookie; a present but bad one is a 401;
+//   1. credentials: a Bearer token or a session cookie, and on the feeds alone a feed token in the query;
+//      a present but bad one is a 401;
 //   2. the gate: any user credential passes it, else X-Master-Password or the gate cookie;
 //   3. the route's access level: 'user' and 'staff' routes need a user; a
 //      token's reach (read-only, publish-only) may refuse the request (403);
@@ -9,14 +10,16 @@
 // with user, authMethod, sessionToken, csrfToken and routeKey.
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import { FEED_TOKEN_PARAM } from '../api/notifications.js'
 import { Forbidden, Unauthorized } from '../errors.js'
-import { isApiRequest } from '../http/request-kind.js'
+import { isApiRequest, wantsPage } from '../http/request-kind.js'
 import type { App } from '../http/types.js'
 import type { User } from './user.js'
 import { clientKey } from './addresses.js'
 import { attemptError, checkGatePassword } from './attempts.js'
 import { GATE_COOKIE, SESSION_COOKIE, clearSessionCookie } from './cookies.js'
 import { CSRF_FIELD, CSRF_HEADER, csrfTokenFor } from './csrf.js'
+import { authenticateFeedToken } from './feed-tokens.js'
 import { safeEqual } from './secrets.js'
 import { authenticateSession } from './sessions.js'
 import { reachRefusal, type TokenReach } from './token-reach.js'
@@ -28,7 +31,7 @@ import { authenticateToken } from './tokens.js'
  */
 export type Access = 'public' | 'gate' | 'user' | 'staff'
 
-type AuthMethod = 'token' | 'session' | 'gate'
+type AuthMethod = 'token' | 'session' | 'gate' | 'feed'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -55,6 +58,12 @@ declare module 'fastify' {
     query?: boolean
     /** Also accept an API token Modrinth's way, `Authorization: <token>` (src/modrinth/). */
     bareToken?: boolean
+    /**
+     * Also accept a feed token in the query (`?feed_token=`): the feeds alone (src/feeds/routes.ts). Feed
+     * readers cannot send headers; everywhere else the parameter means nothing, so a feed address that leaks
+     * opens the feeds and nothing more.
+     */
+    feedToken?: boolean
   }
 }
 
@@ -99,7 +108,8 @@ async function auth(app: App): Promise<void> {
     const access = config?.access ?? 'gate'
     if (access === 'public') return done()
     // The player's mod: the gate header alone on a gate-level route, decided without waiting on anything.
-    if (access === 'gate' && request.headers.authorization === undefined && !request.cookies[SESSION_COOKIE] && !request.cookies[GATE_COOKIE]) {
+    if (access === 'gate' && request.headers.authorization === undefined && !request.cookies[SESSION_COOKIE] && !request.cookies[GATE_COOKIE]
+      && config?.feedToken !== true) {
       const password = request.headers[MASTER_PASSWORD_HEADER]
       const known = typeof password === 'string' ? app.gate.verifyPasswordSync(password) : undefined
       if (known !== undefined) {
@@ -138,6 +148,10 @@ async function authorize(app: App, request: FastifyRequest, reply: FastifyReply,
     if (isApiRequest(request)) {
       throw new Unauthorized('this site is behind a master password: send X-Master-Password, or authenticate')
     }
+    // A feed reader cannot pass the gate page; only a browser is sent there.
+    if (request.routeOptions.config?.feedToken && !wantsPage(request)) {
+      throw new Unauthorized(`this feed needs its address with ?${FEED_TOKEN_PARAM}= (Settings → Feeds), or a browser past the gate`)
+    }
     return void reply.redirect(`/gate/?next=${encodeURIComponent(request.url)}`, 303)
   }
   if ((access === 'user' || access === 'staff') && !request.user) {
@@ -174,6 +188,10 @@ async function identify(app: App, request: FastifyRequest, reply: FastifyReply):
     request.tokenReach = token.reach
     return
   }
+  if (request.routeOptions.config?.feedToken) {
+    const query = request.query as Record<string, unknown> | undefined
+    if (query?.[FEED_TOKEN_PARAM] !== undefined) return identifyByFeedToken(app, request, query[FEED_TOKEN_PARAM])
+  }
   const sessionToken = request.cookies[SESSION_COOKIE]
   if (sessionToken) {
     const user = await authenticateSession(app.db, sessionToken)
@@ -187,6 +205,28 @@ async function identify(app: App, request: FastifyRequest, reply: FastifyReply):
     if (isApiRequest(request)) throw new Unauthorized('session expired or invalid: sign in again')
     clearSessionCookie(reply)
   }
+}
+
+/**
+ * A feed token from the query (routes with config.feedToken). Wrong ones are counted like wrong passwords, under
+ * a limit of their own (./limiter.ts), and a blocked client gets 429 even for a right one, so the answer never
+ * tells a guesser which guess was right. The token is taken only as written in the address itself: the access
+ * log hides `feed_token=<value>`, and a spelling the query parser would decode too (feed%5Ftoken, %70kf_) could
+ * slip past that.
+ */
+async function identifyByFeedToken(app: App, request: FastifyRequest, sent: unknown): Promise<void> {
+  const found = typeof sent === 'string' && request.url.includes(`${FEED_TOKEN_PARAM}=${sent}`)
+    ? await authenticateFeedToken(app.db, sent, app.clock())
+    : undefined
+  // A real token of a disabled account is no guess: its holder learns why it stopped working.
+  if (found === 'disabled') throw new Unauthorized('this account has been disabled by staff; its feed token does not work while it is')
+  const key = clientKey(request.ip)
+  const limiter = app.attemptLimiters.feed
+  const blocked = found !== undefined && limiter.blockedNow?.(key) === 0 ? 0 : await limiter.settle(key, found !== undefined)
+  const error = attemptError('feed', blocked, found !== undefined, 'invalid or revoked feed token: copy the feed address again from Settings → Feeds')
+  if (error) throw error
+  request.user = found!
+  request.authMethod = 'feed'
 }
 
 async function passGate(app: App, request: FastifyRequest): Promise<boolean> {

@@ -21,6 +21,7 @@ import * as packTeams from './migrations/2026_11_28_0009_pack_teams.js'
 import * as packSearch from './migrations/2026_11_28_0010_pack_search.js'
 import * as searchChanges from './migrations/2026_11_28_0011_search_changes.js'
 import * as followsWebhooks from './migrations/2026_12_01_0012_follows_webhooks.js'
+import * as feedIndexes from './migrations/2026_12_01_0013_feed_indexes.js'
 
 export type Db = Kysely<Database>
 
@@ -43,6 +44,7 @@ function migrationsFor(engine: Engine): Record<string, Migration> {
     '2026_11_28_0010_pack_search': { up: (db) => packSearch.up(db, engine), down: (db) => packSearch.down(db, engine) },
     '2026_11_28_0011_search_changes': { up: (db) => searchChanges.up(db, engine), down: (db) => searchChanges.down(db, engine) },
     '2026_12_01_0012_follows_webhooks': { up: followsWebhooks.up, down: followsWebhooks.down },
+    '2026_12_01_0013_feed_indexes': { up: feedIndexes.up, down: feedIndexes.down },
   }
 }
 

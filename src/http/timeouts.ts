@@ -20,6 +20,7 @@ import { STATUS_CODES, type ServerOptions, type ServerResponse } from 'node:http
 import { Socket } from 'node:net'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../config/index.js'
+import { redactUrl } from './access-log.js'
 import { hostServerOptions } from './host.js'
 import type { App } from './types.js'
 
@@ -75,7 +76,7 @@ export function installTimeouts(app: App): void {
     const response = socket._httpMessage
     const request = response?.req
     if (request !== undefined && !request.complete) {
-      app.log.info({ url: request.url, remoteAddress: socket.remoteAddress }, 'request stalled; closing the connection')
+      app.log.info({ url: redactUrl(request.url ?? ''), remoteAddress: socket.remoteAddress }, 'request stalled; closing the connection')
       answerAndClose(socket, 408, idleDetail)
       return
     }
@@ -100,7 +101,7 @@ function expireBody(request: FastifyRequest, reply: FastifyReply, detail: string
   const socket: unknown = raw.socket
   // app.inject() has no connection to close.
   if (raw.complete || raw.destroyed || !(socket instanceof Socket)) return
-  request.log.info({ url: raw.url }, 'request body too slow; closing the connection')
+  request.log.info({ url: redactUrl(raw.url ?? '') }, 'request body too slow; closing the connection')
   if (reply.raw.headersSent) socket.destroy()
   else answerAndClose(socket, 408, detail)
 }

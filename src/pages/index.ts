@@ -18,6 +18,7 @@ import auditPages from './audit.js'
 import statsPages from './stats.js'
 import syncClientPages from './sync-client.js'
 import tokenPages from './tokens.js'
+import feedsPages from './feeds.js'
 import teamPages from './team.js'
 import invitationPages from './invitations.js'
 import followPages from './follows.js'
@@ -44,6 +45,7 @@ export default async function pageRoutes(app: App): Promise<void> {
     await pages.register(profilePages)
     await pages.register(createPages)
     await pages.register(tokenPages)
+    await pages.register(feedsPages)
     await pages.register(teamPages)
     await pages.register(invitationPages)
     await pages.register(followPages)

@@ -12,7 +12,7 @@ import { MemorySnapshotCache, type SnapshotCache } from '../stats/cache.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** Failed-password counts per client: the gate password's and account passwords' (sign-in, password change) apart. */
+    /** Failed-password counts per client: the gate password's, account passwords' (sign-in, password change) and feed tokens' apart. */
     attemptLimiters: Record<AttemptKind, AttemptLimiter>
     /** The update-check's answers (src/update-check/cache.ts), in this process or kept in step through Redis. */
     updateCheckCache: UpdateCheckCache
@@ -24,7 +24,7 @@ declare module 'fastify' {
 }
 
 interface SharedState {
-  /** Failed-password counts per client, gate and account passwords apart: guessing one never locks anyone out of the other. */
+  /** Failed-password counts per client, gate and account passwords and feed tokens apart: guessing one never locks anyone out of another. */
   attemptLimiters: Record<AttemptKind, AttemptLimiter>
   updateCheckCache: UpdateCheckCache
   statsSnapshotCache: SnapshotCache<StatsSnapshotBody>
@@ -53,7 +53,7 @@ function inMemory(app: FastifyInstance, updateCheckLimits: Partial<UpdateCheckCa
   const { config } = app
   const limiter = () => new MemoryAttemptLimiter(config.authFailureLimit, config.authFailureWindowMs)
   return {
-    attemptLimiters: { gate: limiter(), login: limiter() },
+    attemptLimiters: { gate: limiter(), login: limiter(), feed: limiter() },
     updateCheckCache: new MemoryUpdateCheckCache(updateCheckLimits),
     statsSnapshotCache: new MemorySnapshotCache<StatsSnapshotBody>(config.statsCacheMs, app.clock),
     unavailable: () => false,
@@ -85,7 +85,7 @@ async function inRedis(app: FastifyInstance, url: string, updateCheckLimits: Par
   const updateCheckCache = new RedisUpdateCheckCache(redis.client, updateCheckLimits, feed)
   updateCheckCache.onWriteFailure = (error) => app.log.error({ err: error }, 'could not tell other instances about a new version yet; retried when Redis is back')
   return {
-    attemptLimiters: { gate: limiter('gate'), login: limiter('login') },
+    attemptLimiters: { gate: limiter('gate'), login: limiter('login'), feed: limiter('feed') },
     updateCheckCache,
     statsSnapshotCache: new RedisSnapshotCache<StatsSnapshotBody>(redis.client, config.statsCacheMs, 'stats', app.clock),
     unavailable: redisUnavailable,

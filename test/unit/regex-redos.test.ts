@@ -29,6 +29,8 @@ import { contentDisposition, sanitizeFilename } from '../../src/files/filenames.
 import { isAllowedLink, isSameOriginImage } from '../../src/web/markdown.js'
 import { escapeHtml } from '../../src/web/html.js'
 import { escapeLike } from '../../src/packs/tags-repository.js'
+import { redactUrl } from '../../src/http/access-log.js'
+import { isFeedTokenShaped } from '../../src/auth/feed-tokens.js'
 import { adversarial } from '../helpers/adversarial.js'
 
 const BOUND_MS = 50
@@ -70,6 +72,10 @@ const FUNCTIONS: Record<string, { call: (input: string) => unknown; prefixes: st
   'isSameOriginImage (web/markdown.ts)': { call: (s) => isSameOriginImage(s), prefixes: ['', '/', '//'] },
   'escapeHtml (web/html.ts, everything a page shows)': { call: (s) => escapeHtml(s), prefixes: [''] },
   'escapeLike (packs/tags-repository.ts, pack search and autocomplete)': { call: (s) => escapeLike(s), prefixes: [''] },
+  'redactUrl (http/access-log.ts, every logged URL)': {
+    call: (s) => redactUrl(s), prefixes: ['/', '/?signature=', '/?feed_token=', '/?next=%2F%3Ffeed_token%3D', '/?feed%5Ftoken%253D'],
+  },
+  'isFeedTokenShaped (auth/feed-tokens.ts, ?feed_token=)': { call: (s) => isFeedTokenShaped(s), prefixes: ['', 'pkf_'] },
 }
 
 describe('request-facing patterns and parsers run in linear time', () => {
@@ -99,5 +105,9 @@ describe('request-facing patterns and parsers run in linear time', () => {
     assert.equal(multipartBoundary('multipart/form-data; charset=utf-8; boundary="a b:c"'), 'a b:c')
     assert.equal(jsonDeeperThan('[[["]]]]]][[[["]]]', 3), false)
     assert.equal(jsonDeeperThan('[[[[', 3), true)
+    assert.equal(redactUrl('/feeds/new/?a=1&feed_token=pkf_x&b=2'), '/feeds/new/?a=1&feed_token=[redacted]&b=2')
+    assert.equal(redactUrl('/gate/?next=%2Ffeeds%2Fnew%2F%3Ffeed_token%3Dpkf_x%26b%3D2'), '/gate/?next=%2Ffeeds%2Fnew%2F%3Ffeed_token%3D[redacted]%26b%3D2')
+    assert.equal(redactUrl('/api/files/x?signature=s&download=1'), '/api/files/x?signature=[redacted]&download=1')
+    assert.equal(isFeedTokenShaped(`pkf_${'a'.repeat(43)}`), true)
   })
 })
