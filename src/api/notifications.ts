@@ -88,9 +88,12 @@ export const FeedLinks = Type.Object({
 }, { title: 'FeedLinks' })
 
 export const FeedToken = Type.Object({
-  token: Type.Union([Type.String(), Type.Null()], { description: 'null: you have none (feeds then open only in a signed-in browser).' }),
-  created_at: Type.Union([DateTime, Type.Null()]),
-  last_used_at: Type.Union([DateTime, Type.Null()]),
-  feeds: Type.Union([FeedLinks, Type.Null()], { description: 'Feed addresses carrying the token.' }),
+  token: Type.Union([Type.String(), Type.Null()], {
+    description: 'pkf_ and 43 characters. null: you have none (feeds then open only in a browser past the gate), or it was sealed '
+      + 'with another site secret and cannot be shown (it still works; make a new one).',
+  }),
+  created_at: Type.Union([DateTime, Type.Null()], { description: 'When it was made.' }),
+  last_used_at: Type.Union([DateTime, Type.Null()], { description: 'When a feed was last opened with it, noted at most once a minute.' }),
+  feeds: Type.Union([FeedLinks, Type.Null()], { description: 'Absolute feed addresses carrying the token; null without one.' }),
 }, { title: 'FeedToken' })
 export type FeedTokenBody = Static<typeof FeedToken>
