@@ -1,6 +1,7 @@
 // backends: sqlite — pages are backend-independent; test/http/follows.test.ts and notifications.test.ts cover them on every backend
-// Following and notifications in Chromium, by keyboard alone and at 360 px: a player signs up, tabs to a pack's
-// Follow button and presses Enter (the page comes back to its follow box, now Unfollow); its creator publishes
+// Following and notifications in Chromium, by keyboard alone and at 360 px: a player signed out on a pack's
+// page follows its "Sign in to follow" link, signs in and is back on the pack, tabs to its Follow button and
+// presses Enter (the page comes back to its follow box, now Unfollow); its creator publishes
 // a new version; the player's bell says "Notifications, 1 unread"; Enter on the bell opens the notifications
 // page, where Mark read, reached by Tab, marks the notice read and the bell goes quiet.
 import assert from 'node:assert/strict'
@@ -37,16 +38,23 @@ describe('following a pack and reading the notice in a browser', { timeout: 120_
     ;[creator, player] = await Promise.all([site.newPage(), site.newPage(PHONE)])
     await site.signUpDirectly(creator, 'Mason')
     await createPackAs(creator, { title: 'Lighthouses', version_name: '1.0', changelog: 'First beam' }, await datapack(48))
+    await site.cli(['user', 'create', 'Piper', '--password', 'piper-password-1'])
   })
   after(() => site?.close())
 
   test('follow by keyboard, a new version arrives, the bell counts it, the notifications page marks it read', async () => {
-    await site.signUp(player, 'Piper')
-    assert.equal(await player.getByRole('link', { name: 'Notifications, none unread' }).count(), 1)
-
+    await site.passGateDirectly(player)
     await player.goto('/packs/mason/lighthouses/')
     await fitsWidth(player)
     assert.equal(await player.locator('#followers-count').innerText(), '0 followers')
+    assert.equal(await player.getByRole('button', { name: 'Follow' }).count(), 0, 'signed out: no button')
+    await tabTo(player, '#follow a')
+    await Promise.all([player.waitForURL('**/login/?next=*'), player.keyboard.press('Enter')])
+    await player.getByLabel('Username').fill('Piper')
+    await player.getByLabel('Password').fill('piper-password-1')
+    await Promise.all([player.waitForURL('**/packs/mason/lighthouses/'), player.getByLabel('Password').press('Enter')])
+    assert.equal(await player.getByRole('link', { name: 'Notifications, none unread' }).count(), 1)
+
     await tabTo(player, '#follow button')
     assert.equal(await player.locator('#follow button').innerText(), 'Follow')
     await Promise.all([player.waitForURL('**/packs/mason/lighthouses/#follow'), player.keyboard.press('Enter')])
