@@ -75,6 +75,8 @@ import accountModerationRoutes from './moderation/account-routes.js'
 import auditRoutes from './audit/routes.js'
 import profileRoutes from './profiles/routes.js'
 import feedRoutes from './feeds/routes.js'
+import webhookRoutes from './webhooks/routes.js'
+import webhooks, { type WebhooksOptions } from './webhooks/plugin.js'
 import schemaRoutes from './http/openapi.js'
 import pageRoutes from './pages/index.js'
 
@@ -98,6 +100,8 @@ export interface BuildOptions {
   downloads?: DownloadsOptions
   /** Where the packs-sync bundle players download is read from (src/sync-client/): tests point it at a file that is not there. */
   syncClientBundle?: string
+  /** The webhooks' dispatcher (src/webhooks/plugin.ts): tests shorten its timeout, or drive it by hand. */
+  webhooks?: WebhooksOptions
 }
 
 const API_VERSION = '1.0.0'
@@ -237,6 +241,8 @@ async function registerAll(app: App, config: Config, options: BuildOptions): Pro
   await app.register(signing)
   // The packs-sync bundle the site serves its players, read once (src/sync-client/); a site without it still starts.
   await app.register(syncClient, { file: options.syncClientBundle })
+  // Sends the webhooks' deliveries from the outbox, on every instance (src/webhooks/dispatcher.ts).
+  await app.register(webhooks, options.webhooks ?? {})
 
   // Phase 3: routes, one file per resource.
   await app.register(healthRoutes)
@@ -267,6 +273,7 @@ async function registerAll(app: App, config: Config, options: BuildOptions): Pro
   await app.register(accountModerationRoutes)
   await app.register(auditRoutes)
   await app.register(profileRoutes)
+  await app.register(webhookRoutes)
   await app.register(feedRoutes)
   await app.register(pageRoutes)
 

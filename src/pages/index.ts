@@ -23,6 +23,7 @@ import teamPages from './team.js'
 import invitationPages from './invitations.js'
 import followPages from './follows.js'
 import notificationPages from './notifications.js'
+import webhookPages from './webhooks.js'
 
 export default async function pageRoutes(app: App): Promise<void> {
   await app.register(assetRoutes)
@@ -50,6 +51,7 @@ export default async function pageRoutes(app: App): Promise<void> {
     await pages.register(invitationPages)
     await pages.register(followPages)
     await pages.register(notificationPages)
+    await pages.register(webhookPages)
     await pages.register(statsPages)
     await pages.register(auditPages)
     await pages.register(syncClientPages)

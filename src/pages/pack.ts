@@ -81,7 +81,8 @@ ${pack.summary ? html`<p class="summary">${pack.summary}</p>` : null}
 <p class="byline muted">by <a class="owner" href="${userHref(pack.owner)}">${pack.owner}</a> · published ${timeTag(pack.createdAt)} · updated ${timeTag(pack.updatedAt)} · <span class="downloads">${downloadsText(pack.downloads)}</span></p>
 ${chips.some((c) => c !== null) ? html`<ul class="chips" aria-label="Category and tags">${chips}</ul>` : null}
 ${followBox(view)}
-${view.can('edit') ? html`<p class="pack-edit-link"><a class="button secondary" href="${`/packs/${encodeURIComponent(pack.namespace)}/${encodeURIComponent(pack.packId)}/edit/`}">Edit pack</a></p>` : null}
+${view.can('edit') || view.can('manage-webhooks') ? html`<p class="pack-edit-link">${view.can('edit') ? html`<a class="button secondary" href="${`${packHref(pack)}edit/`}">Edit pack</a> ` : null}${view.can('manage-webhooks')
+  ? html`<a class="button secondary" href="${`${packHref(pack)}webhooks/`}">Webhooks</a>` : null}</p>` : null}
 </div>
 </header>
 

@@ -272,3 +272,64 @@ describe('deliveries', () => {
     assert.equal(Number(left.n), 0, 'removing the webhook removes its deliveries')
   })
 })
+
+describe('the webhooks pages', () => {
+  interface Session { cookie: string; csrf: string }
+  const HTML = { accept: 'text/html' }
+  async function signIn(user: TestUser): Promise<Session> {
+    const res = await site.app.inject({ method: 'POST', url: '/login/', headers: site.gate, payload: { username: user.username, password: user.password } })
+    assert.equal(res.statusCode, 200, res.body)
+    const session = res.cookies.find((c) => c.name === 'packs_session')?.value
+    assert.ok(session, 'a session cookie')
+    return { cookie: `packs_session=${session}`, csrf: (res.json() as { csrf_token: string }).csrf_token }
+  }
+  const page = (url: string, who: Session) => site.app.inject({ url, headers: { ...HTML, ...site.gate, cookie: who.cookie } })
+  const post = (url: string, who: Session, fields: Array<[string, string]> = []) => site.app.inject({
+    method: 'POST', url, headers: { ...HTML, ...site.gate, cookie: who.cookie, 'content-type': 'application/x-www-form-urlencoded' },
+    payload: new URLSearchParams([['csrf_token', who.csrf], ...fields]).toString(),
+  })
+  const base = () => `/packs/${pack.namespace}/${pack.pack_id}/webhooks/`
+
+  test('add one with a plain form, see its secret once, send a test event and read it in the log', async () => {
+    const session = await signIn(alice)
+    const packPage = await page(`/packs/${pack.namespace}/${pack.pack_id}/`, session)
+    assert.match(packPage.body, /href="\/packs\/alice\/glow-moss\/webhooks\/">Webhooks</)
+    const empty = await page(base(), session)
+    assert.equal(empty.statusCode, 200)
+    assert.match(empty.body, /None yet/)
+    const refused = await post(base(), session, [['url', 'https://192.168.1.1/hook'], ['format', 'json'], ['events', 'version.published']])
+    assert.equal(refused.statusCode, 400)
+    assert.match(refused.body, /role="alert">Url is refused: .*private/)
+    const added = await post(base(), session, [['url', receiver.url], ['format', 'json'], ['events', 'version.published'], ['events', 'pack.hidden']])
+    assert.equal(added.statusCode, 200, added.body)
+    const secret = /<code class="secret" id="webhook-secret">(whsec_[^<]+)<\/code>/.exec(added.body)?.[1]
+    assert.ok(secret, 'the secret is on the page')
+    const href = /<a href="(\/packs\/alice\/glow-moss\/webhooks\/[0-9a-f-]{36}\/)">Open the webhook/.exec(added.body)?.[1]
+    assert.ok(href)
+    const listed = await page(base(), session)
+    assert.ok(!listed.body.includes(secret), 'never shown again')
+    const test = await post(`${href}test/`, session)
+    assert.equal(test.statusCode, 303)
+    assert.equal(test.headers.location, `${href}?done=test`)
+    await until(() => receiver.requests.find((r) => JSON.parse(r.body).type === 'webhook.test'), 'the test event')
+    const logged = await until(async () => {
+      const body = (await page(href, session)).body
+      return body.includes('<strong>200</strong>') ? body : undefined
+    }, 'the try on the page')
+    assert.match(logged, /webhook\.test/)
+    assert.match(logged, /Deliver again/)
+    // Switching it off by the form (no "active" box ticked), then removing it.
+    const off = await post(href, session, [['events', 'version.published']])
+    assert.equal(off.statusCode, 303)
+    assert.match((await page(href, session)).body, /Switched off/)
+    assert.equal((await post(`${href}delete/`, session)).statusCode, 303)
+    assert.equal((await page(href, session)).statusCode, 404)
+  })
+
+  test('someone outside the team gets no page and no form post through', async () => {
+    const session = await signIn(bob)
+    assert.equal((await page(base(), session)).statusCode, 404)
+    const res = await post(base(), session, [['url', receiver.url], ['format', 'json'], ['events', 'version.published']])
+    assert.equal(res.statusCode, 404)
+  })
+})
