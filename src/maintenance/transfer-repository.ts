@@ -10,6 +10,7 @@ export const TABLES = [
   'drafts', 'uploads', 'packs', 'pack_tags', 'pack_media', 'versions',
   'token_packs', 'pack_id_holds', 'audit_log', 'download_seen', 'archive_claims', 'archive_permits',
   'pack_members', 'pack_transfers', 'pack_daily_downloads',
+  'pack_follows', 'notifications', 'feed_tokens', 'webhooks', 'webhook_deliveries', 'webhook_attempts',
 ] as const satisfies readonly (keyof Database)[]
 
 export type Table = (typeof TABLES)[number]
@@ -31,6 +32,14 @@ export const TABLES_SINCE_VERSION_4 = ['pack_members', 'pack_transfers'] as cons
  * are written and indexed, and it matters only to the instances running on the database it was written in.
  */
 export const TABLES_SINCE_VERSION_5 = ['pack_daily_downloads'] as const satisfies readonly Table[]
+
+/**
+ * Tables added by export version 6: follows, notifications, feed tokens, webhooks with their outbox and
+ * delivery log (migration 0012). Secrets among them (a webhook's address and signing secret, a feed token)
+ * travel sealed with the site secret, which the export carries in settings like the rest of what signs in:
+ * an export is a secret as a whole (its files are private), and nothing in it is readable without that row.
+ */
+export const TABLES_SINCE_VERSION_6 = ['pack_follows', 'notifications', 'feed_tokens', 'webhooks', 'webhook_deliveries', 'webhook_attempts'] as const satisfies readonly Table[]
 
 /** Rows per INSERT: well under SQLite's and PostgreSQL's limits on bound parameters. */
 const INSERT_BATCH = 200

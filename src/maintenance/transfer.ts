@@ -16,7 +16,7 @@ import { fillMissingShortIds } from '../db/short-ids.js'
 import { recountTagUses } from '../packs/tags-repository.js'
 import { claimUnclaimedArchives } from '../packs/archive-claims.js'
 import { indexMissingPacks } from '../packs/search-service.js'
-import { deleteAllSettings, firstTableWithRows, insertRows, selectAllRows, TABLES, TABLES_SINCE_VERSION_2, TABLES_SINCE_VERSION_3, TABLES_SINCE_VERSION_4, TABLES_SINCE_VERSION_5, type Table } from './transfer-repository.js'
+import { deleteAllSettings, firstTableWithRows, insertRows, selectAllRows, TABLES, TABLES_SINCE_VERSION_2, TABLES_SINCE_VERSION_3, TABLES_SINCE_VERSION_4, TABLES_SINCE_VERSION_5, TABLES_SINCE_VERSION_6, type Table } from './transfer-repository.js'
 import { copyToPrivateFile, privateDir, readHashed, readManifestJson, writePrivateFile, type Digest } from './private-files.js'
 
 export const EXPORT_FORMAT = 'packs-site-export'
@@ -40,11 +40,15 @@ export const EXPORT_FORMAT = 'packs-site-export'
  * trending sort adds up. An older export imports with no such history:
  * trending starts from the downloads counted after the move.
  *
+ * 6: follows (pack_follows, and packs.followers counting them), notifications, feed tokens, and webhooks with
+ * their outbox and delivery log. An older export imports with none: nobody follows anything, and packs have
+ * no webhooks until their owners add them.
+ *
  * The search index is never exported: an import builds it from the rows.
  */
-export const EXPORT_VERSION = 5
+export const EXPORT_VERSION = 6
 /** The export versions this release imports. */
-const IMPORTABLE_VERSIONS: readonly number[] = [1, 2, 3, 4, 5]
+const IMPORTABLE_VERSIONS: readonly number[] = [1, 2, 3, 4, 5, 6]
 
 export interface ExportManifest {
   format: typeof EXPORT_FORMAT
@@ -120,7 +124,7 @@ export function readManifest(dir: string): ExportManifest {
 function tablesOf(version: number): readonly Table[] {
   const later: readonly Table[] = [
     ...(version < 2 ? TABLES_SINCE_VERSION_2 : []), ...(version < 3 ? TABLES_SINCE_VERSION_3 : []), ...(version < 4 ? TABLES_SINCE_VERSION_4 : []),
-    ...(version < 5 ? TABLES_SINCE_VERSION_5 : []),
+    ...(version < 5 ? TABLES_SINCE_VERSION_5 : []), ...(version < 6 ? TABLES_SINCE_VERSION_6 : []),
   ]
   return TABLES.filter((table) => !later.includes(table))
 }

@@ -12,10 +12,12 @@ import { createHash, randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { openDatabase, type Db } from '../../src/db/index.js'
-import { TABLES, TABLES_SINCE_VERSION_2, TABLES_SINCE_VERSION_3, TABLES_SINCE_VERSION_4, TABLES_SINCE_VERSION_5 } from '../../src/maintenance/transfer-repository.js'
+import { TABLES, TABLES_SINCE_VERSION_2, TABLES_SINCE_VERSION_3, TABLES_SINCE_VERSION_4, TABLES_SINCE_VERSION_5, TABLES_SINCE_VERSION_6 } from '../../src/maintenance/transfer-repository.js'
 import { openFileStore } from '../../src/storage/index.js'
 import { TEST_DATABASE_URL } from '../helpers/database.js'
 import { addPendingUpload, seedDemoSite, type DemoSite } from '../helpers/demo.js'
+import { LOOPBACK_WEBHOOKS, WebhookReceiver } from '../helpers/receiver.js'
+import { until } from '../helpers/wait.js'
 import { datapack } from '../helpers/fixtures.js'
 import { runCli, startServer, suiteBackends, tempDataDir, type RunningServer, type SuiteBackends } from '../helpers/server.js'
 import { sha256Of, sortedRows } from '../helpers/site-contents.js'
@@ -151,7 +153,7 @@ describe('moving a site between backends', () => {
   before(async () => {
     // The gate password is the stored one (no PACKS_MASTER_PASSWORD), so it has to travel with the site.
     await cli(['master-password', 'set', SITE_PASSWORD], source)
-    server = await startServer({ env: { ...source.env } })
+    server = await startServer({ env: { ...source.env, ...LOOPBACK_WEBHOOKS } })
     // Stopped whatever happens: a failed step must fail the file, not leave it waiting on a running server.
     try {
       demo = await seedDemoSite(server)
@@ -162,7 +164,8 @@ describe('moving a site between backends', () => {
         headers: { 'content-type': 'application/json', 'x-master-password': SITE_PASSWORD },
         body: JSON.stringify({ username: demo.creator.username, password: demo.creator.password }),
       })
-      assert.equal(login.status, 200, await login.text())
+      const loginText = await login.text()
+      assert.equal(login.status, 200, loginText)
       sessionCookie = /packs_session=[^;]+/.exec(login.headers.get('set-cookie') ?? '')![0]
       // The tables of managing published packs: a hidden pack and the audit log (the demo's publishes are in it already), a deleted
       // pack's held id, a publish token's packs, a download counted (written when the server stops).
@@ -201,6 +204,35 @@ describe('moving a site between backends', () => {
       assert.equal(joined.status, 200, await joined.text())
       const offered = await fetch(`${team}/transfer/`, { method: 'POST', headers: json(demo.creator.headers), body: JSON.stringify({ username: demo.staff.username }) })
       assert.ok(offered.ok, await offered.text())
+      // Hearing about updates: staff follows a pack (the hide above and the invitation told their owners already),
+      // the creator has a feed token, and a webhook that delivered one event (its outbox row and its try).
+      const followed = await fetch(`${team}/follow/`, { method: 'POST', headers: demo.staff.headers })
+      assert.equal(followed.status, 200, await followed.text())
+      const { csrf_token: csrf } = JSON.parse(loginText) as { csrf_token: string }
+      const feedToken = await fetch(`${server.url}/api/me/feed-token/`, {
+        method: 'POST', headers: { cookie: sessionCookie, 'x-master-password': SITE_PASSWORD, 'x-csrf-token': csrf },
+      })
+      assert.equal(feedToken.status, 201, await feedToken.text())
+      const receiver = await WebhookReceiver.start()
+      try {
+        const hook = await fetch(`${team}/webhooks/`, {
+          method: 'POST', headers: json(demo.creator.headers), body: JSON.stringify({ url: receiver.url, format: 'json', events: ['version.published'] }),
+        })
+        const hookText = await hook.text()
+        assert.equal(hook.status, 201, hookText)
+        const { id: hookId } = JSON.parse(hookText) as { id: string }
+        const version = new FormData()
+        version.set('version_name', 'moved-1')
+        version.set('file', new Blob([new Uint8Array(await datapack(57))]), 'moved.zip')
+        const added = await fetch(`${team}/versions/`, { method: 'POST', headers: demo.creator.headers, body: version })
+        assert.equal(added.status, 201, await added.text())
+        await until(async () => {
+          const log = (await (await fetch(`${team}/webhooks/${hookId}/deliveries/`, { headers: demo.creator.headers })).json()) as { items: Array<{ state: string }> }
+          return log.items.some((a) => a.state === 'delivered') ? true : undefined
+        }, 'the webhook delivery')
+      } finally {
+        await receiver.close()
+      }
       // Its archive stays claimed (held) for the creator; staff let another user publish a copy of it.
       await cli(['archive', 'allow', createHash('sha256').update(shortLived).digest('hex'), demo.staff.username], source)
       const [ns, id] = demo.packs[0]!.split(':')
@@ -362,9 +394,9 @@ describe('moving a site between backends', () => {
     // Turn it into what the previous release wrote: no new tables, no new columns, version 1.
     const manifestFile = path.join(dir, 'manifest.json')
     const manifest = JSON.parse(fs.readFileSync(manifestFile, 'utf8')) as { version: number; tables: Record<string, number> }
-    assert.equal(manifest.version, 5, 'this release writes version 5')
+    assert.equal(manifest.version, 6, 'this release writes version 6')
     const added: Record<string, string[]> = {
-      packs: ['hidden_at', 'revision', 'downloads', 'short_id'], versions: ['yanked_at', 'downloads', 'short_id'], users: ['disabled_at'], api_tokens: ['scope'],
+      packs: ['hidden_at', 'revision', 'downloads', 'short_id', 'followers'], versions: ['yanked_at', 'downloads', 'short_id'], users: ['disabled_at'], api_tokens: ['scope'],
       files: ['pack_kind', 'min_format', 'min_format_minor', 'max_format', 'max_format_minor'],
     }
     for (const [table, columns] of Object.entries(added)) {
@@ -373,7 +405,7 @@ describe('moving a site between backends', () => {
       for (const row of rows) for (const column of columns) delete row[column]
       fs.writeFileSync(file, rows.map((row) => JSON.stringify(row) + '\n').join(''))
     }
-    for (const table of [...TABLES_SINCE_VERSION_2, ...TABLES_SINCE_VERSION_3, ...TABLES_SINCE_VERSION_4, ...TABLES_SINCE_VERSION_5]) {
+    for (const table of [...TABLES_SINCE_VERSION_2, ...TABLES_SINCE_VERSION_3, ...TABLES_SINCE_VERSION_4, ...TABLES_SINCE_VERSION_5, ...TABLES_SINCE_VERSION_6]) {
       fs.rmSync(path.join(dir, 'tables', `${table}.jsonl`))
       delete manifest.tables[table]
     }
@@ -387,7 +419,7 @@ describe('moving a site between backends', () => {
       // Archive claims are made again on import from the versions (each archive's first publishing pack): the
       // held claims of deleted packs have no version left to be rebuilt from. Staff's permits are new.
       const expected = table === 'archive_claims' ? before_.rows[table]!.filter((row) => (JSON.parse(row) as { held_until: string | null }).held_until === null).length
-        : [...TABLES_SINCE_VERSION_2, ...TABLES_SINCE_VERSION_3, ...TABLES_SINCE_VERSION_4, ...TABLES_SINCE_VERSION_5].includes(table as never) ? 0 : before_.rows[table]!.length
+        : [...TABLES_SINCE_VERSION_2, ...TABLES_SINCE_VERSION_3, ...TABLES_SINCE_VERSION_4, ...TABLES_SINCE_VERSION_5, ...TABLES_SINCE_VERSION_6].includes(table as never) ? 0 : before_.rows[table]!.length
       assert.equal(after.rows[table]!.length, expected, `${table}: ${expected} rows`)
     }
     assert.deepEqual(after.files, before_.files)
@@ -401,10 +433,10 @@ describe('moving a site between backends', () => {
     for (const file of rows('files')) assert.deepEqual([file.pack_kind, file.min_format, file.max_format], [null, null, null])
 
     // A version this release does not know is refused in one line.
-    manifest.version = 6
+    manifest.version = 7
     fs.writeFileSync(manifestFile, JSON.stringify(manifest))
     assertRefused(await runCli(['import', dir], undefined, embeddedBackend().env),
-      `${dir} is a packs export of version 6; this release imports versions 1, 2, 3, 4, 5 (a newer export needs a newer release)`)
+      `${dir} is a packs export of version 7; this release imports versions 1, 2, 3, 4, 5, 6 (a newer export needs a newer release)`)
   })
 
   test('export refuses a directory that is not empty', async () => {
