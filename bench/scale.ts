@@ -31,6 +31,8 @@ import { listPacks, loadPackDetail } from '../src/packs/repository.js'
 import { suggestTags } from '../src/packs/tags-repository.js'
 import { findNewestVersion } from '../src/update-check/repository.js'
 import { cliOk, lastLine, startServer, type RunningServer } from '../test/helpers/server.js'
+import { datapack } from '../test/helpers/fixtures.js'
+import { NOTIFICATIONS_KEPT } from '../src/api/notifications.js'
 import { pinServerAndLoad, wrk, type WrkFigures } from './wrk.js'
 import { indexMissingPacks, reindexPack } from '../src/packs/search-service.js'
 import { searchSnapshotOf } from '../src/packs/search-memory.js'
@@ -40,6 +42,10 @@ const SCALE = Number(process.env.SCALE ?? '1')
 const DURATION = Number(process.env.BENCH_DURATION ?? '5')
 /** SCALE_SEARCH_ONLY=1: seed, start, and measure search only (not the listing, autocomplete and mixed runs). */
 const SEARCH_ONLY = process.env.SCALE_SEARCH_ONLY === '1'
+/** SCALE_NOTIFICATIONS_ONLY=1: measure the followers' notifications only (a version's fan-out, the bell's count, the list). */
+const NOTIFICATIONS_ONLY = process.env.SCALE_NOTIFICATIONS_ONLY === '1'
+/** Followers of the pack whose new versions the notifications run measures, each with a full list of notifications already. */
+const FOLLOWERS = Math.round(10_000 * SCALE)
 const USERS = Math.round(1_000_000 * SCALE)
 const PACKS = Math.round(100_000 * SCALE)
 const VERSIONS_PER_PACK = 3
@@ -237,10 +243,11 @@ async function main(): Promise<void> {
       const over = figures.timeouts ? `  (${figures.timeouts} took over 2 s)` : ''
       log(`${name.padEnd(34)} ${figures.requestsPerSecond.toFixed(0).padStart(8)} ${figures.p50Ms.toFixed(2).padStart(8)} ${figures.p99Ms.toFixed(2).padStart(8)}${over}`)
     }
-    const searchResults = await measureSearch(server, databaseUrl, gate, staff, manyPacks, seeded.packPaths)
-    Object.assign(results, searchResults)
+    if (!NOTIFICATIONS_ONLY) Object.assign(results, await measureSearch(server, databaseUrl, gate, staff, manyPacks, seeded.packPaths))
+    if (!SEARCH_ONLY) Object.assign(results, await measureNotifications(server, databaseUrl, gate, staff, seeded.packPaths))
+    if (NOTIFICATIONS_ONLY) log('\n(SCALE_NOTIFICATIONS_ONLY=1: the other requests are left out)')
     if (SEARCH_ONLY) log('\n(SCALE_SEARCH_ONLY=1: the other requests, the mixed run and their plans are left out)')
-    for (const [name, paths, headers] of SEARCH_ONLY ? [] : requests) {
+    for (const [name, paths, headers] of SEARCH_ONLY || NOTIFICATIONS_ONLY ? [] : requests) {
       const probe = await fetch(`${server.url}${paths[0]}`, { headers })
       await probe.arrayBuffer()
       if (probe.status >= 400) {
@@ -252,7 +259,7 @@ async function main(): Promise<void> {
       row(name, figures)
     }
 
-    if (!SEARCH_ONLY) {
+    if (!SEARCH_ONLY && !NOTIFICATIONS_ONLY) {
     // Mixed load: 20 connections browse and search (random pages, titles, tags) while updaters ask about random packs.
     log('\nmixed: 20 connections browsing and searching, 20 asking the update-check (30,000 random packs) at the same time')
     const [browsers, updaters] = await Promise.all([
@@ -513,4 +520,111 @@ function percentiles(times: number[]): { p50: number; p99: number; max: number }
   const sorted = [...times].sort((a, b) => a - b)
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!
   return { p50: at(0.5), p99: at(0.99), max: sorted.at(-1)! }
+}
+
+/**
+ * Notifications at this size: FOLLOWERS users follow one pack, each holding a full list of notifications
+ * already (NOTIFICATIONS_KEPT, the bound), so every new version writes one for each and drops each one's
+ * oldest, in the publish's transaction. Times 5 publishes through the API, checks the bound held, and
+ * measures a follower's list (its counts included) and the header's unread count at 10 connections.
+ */
+async function measureNotifications(server: RunningServer, databaseUrl: string, gate: Record<string, string>, staff: Record<string, string>,
+  packPaths: string[]): Promise<Record<string, unknown>> {
+  const [namespace, packId] = packPaths[4242 % packPaths.length]!.split('/') as [string, string]
+  const db = await openDatabase(databaseUrl)
+  let follower: string
+  try {
+    const pack = (await db.selectFrom('packs').select('id').where('namespace', '=', namespace).where('pack_id', '=', packId).executeTakeFirstOrThrow()).id
+    const users = (await db.selectFrom('users').select(['id', 'username']).orderBy('id').limit(FOLLOWERS).offset(1000).execute())
+    follower = users[0]!.username
+    // A kept site measured again starts from the same state.
+    await db.deleteFrom('pack_follows').where('pack_row_id', '=', pack).execute()
+    for (let i = 0; i < users.length; i += 500) await db.deleteFrom('notifications').where('user_id', 'in', users.slice(i, i + 500).map((u) => u.id)).execute()
+    const started = Date.now()
+    const old = new Date(Date.now() - 86_400_000).toISOString()
+    await db.transaction().execute((trx) => insertRows(trx, 'pack_follows', users.map((u) => ({ pack_row_id: pack, user_id: u.id, created_at: old }))))
+    for (let i = 0; i < users.length; i += 200) {
+      const rows = users.slice(i, i + 200).flatMap((u) => Array.from({ length: NOTIFICATIONS_KEPT }, (_, k) => ({
+        id: randomUUID(), user_id: u.id, kind: 'team.invited', created_at: new Date(Date.parse(old) + k * 1000).toISOString(), read_at: k % 2 === 0 ? old : null,
+        pack_row_id: null, data: '{"title":"An older pack"}',
+      })))
+      await db.transaction().execute((trx) => insertRows(trx, 'notifications', rows))
+    }
+    await db.updateTable('packs').set({ followers: users.length }).where('id', '=', pack).execute()
+    log(`\nnotifications: ${users.length.toLocaleString('en')} followers of ${namespace}/${packId}, each with ${NOTIFICATIONS_KEPT} notifications already (seeded in ${((Date.now() - started) / 1000).toFixed(0)} s)`)
+  } finally {
+    await db.destroy()
+  }
+  const results: Record<string, unknown> = {}
+  const publishTimes: number[] = []
+  const fanoutTimes: number[] = []
+  const probeTimes: number[] = []
+  const watch = await openDatabase(databaseUrl)
+  try {
+    for (let k = 0; k < 5; k++) {
+      const form = new FormData()
+      form.set('version_name', `fan-out-${Date.now()}-${k}`)
+      form.set('file', new Blob([new Uint8Array(await datapack(48))]), 'fan-out.zip')
+      const t = performance.now()
+      const response = await fetch(`${server.url}/api/packs/${namespace}/${packId}/versions/`, { method: 'POST', headers: staff, body: form })
+      await response.arrayBuffer()
+      publishTimes.push(performance.now() - t)
+      if (response.status !== 201) log(`  publish: HTTP ${response.status}`)
+      // Until every follower is told, an update-check is asked every 5 ms: what the players' mods see meanwhile.
+      let done = false
+      const probe = (async () => {
+        while (!done) {
+          const p = performance.now()
+          await (await fetch(`${server.url}/api/packs/${packPaths[k]}/latest`, { headers: gate })).arrayBuffer()
+          probeTimes.push(performance.now() - p)
+          await new Promise((resolve) => setTimeout(resolve, 5))
+        }
+      })()
+      while (Number((await watch.selectFrom('notification_fanouts').select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow()).n) > 0) {
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+      fanoutTimes.push(performance.now() - t)
+      done = true
+      await probe
+    }
+  } finally {
+    await watch.destroy()
+  }
+  const publish = percentiles(publishTimes)
+  const fanout = percentiles(fanoutTimes)
+  const during = percentiles(probeTimes)
+  log(`  a new version through the API (its transaction writes one fan-out row): p50 ${publish.p50.toFixed(0)} ms, max ${publish.max.toFixed(0)} ms (5 publishes)`)
+  log(`  until all ${FOLLOWERS.toLocaleString('en')} followers are told (and each one's oldest dropped), from the publish: p50 ${fanout.p50.toFixed(0)} ms, max ${fanout.max.toFixed(0)} ms`)
+  log(`  update-checks asked meanwhile, one every 5 ms: ${probeTimes.length}, p50 ${during.p50.toFixed(1)} ms, p99 ${during.p99.toFixed(1)} ms, max ${during.max.toFixed(1)} ms`)
+  results['notifications: publish'] = publish
+  results['notifications: fan-out'] = fanout
+  results['notifications: update-check during fan-out'] = during
+  const token = lastLine((await cliOk(['token', 'create', follower, '--name', 'scale-notifications'], server.env)).stdout)
+  const headers = { ...gate, authorization: `Bearer ${follower} ${token}` }
+  const listed = await (await fetch(`${server.url}/api/notifications/?limit=100`, { headers })).json() as { total: number; unread: number; items: Array<{ kind: string }> }
+  log(`  a follower holds ${listed.total} (bound ${NOTIFICATIONS_KEPT}), ${listed.unread} unread; the newest: ${listed.items[0]?.kind ?? 'none'}`)
+  for (const [name, path] of [['list, 50 newest', '/api/notifications/'], ['list, 100, unread only', '/api/notifications/?unread=true&limit=100']] as const) {
+    const figures = await wrk(`${server.url}/`, { connections: 10, seconds: DURATION, headers, paths: [path] })
+    log(`  ${name} (10 connections): ${figures.requestsPerSecond.toFixed(0)} req/s, p50 ${figures.p50Ms.toFixed(2)} ms, p99 ${figures.p99Ms.toFixed(2)} ms`)
+    results[`notifications: ${name}`] = figures
+  }
+  const raw = await openDatabase(databaseUrl)
+  try {
+    if (databaseUrl.startsWith('sqlite:')) {
+      const SQLite = await loadSqlite()
+      const file = new SQLite(databaseUrl.slice('sqlite:'.length), { readonly: true })
+      const id = (file.prepare('select id from users where username = ?').get(follower) as { id: string }).id
+      for (const [name, text] of [
+        ['unread count', 'select count(*) from notifications where user_id = ? and read_at is null'],
+        ['list', 'select * from notifications where user_id = ? order by created_at desc, id desc limit 50'],
+      ] as const) {
+        const plan = file.prepare(`explain query plan ${text}`).all(id) as Array<{ detail: string }>
+        log(`  plan of the ${name}: ${plan.map((p) => p.detail).join('; ')}`)
+      }
+      file.close()
+    }
+  } finally {
+    await raw.destroy()
+  }
+  return results
 }

@@ -77,6 +77,7 @@ import profileRoutes from './profiles/routes.js'
 import feedRoutes from './feeds/routes.js'
 import webhookRoutes from './webhooks/routes.js'
 import webhooks, { type WebhooksOptions } from './webhooks/plugin.js'
+import notifications from './notifications/plugin.js'
 import schemaRoutes from './http/openapi.js'
 import pageRoutes from './pages/index.js'
 
@@ -243,6 +244,8 @@ async function registerAll(app: App, config: Config, options: BuildOptions): Pro
   await app.register(syncClient, { file: options.syncClientBundle })
   // Sends the webhooks' deliveries from the outbox, on every instance (src/webhooks/dispatcher.ts).
   await app.register(webhooks, options.webhooks ?? {})
+  // Writes followers' notifications from what changes leave, a batch at a time (src/notifications/fanout.ts).
+  await app.register(notifications)
 
   // Phase 3: routes, one file per resource.
   await app.register(healthRoutes)

@@ -62,7 +62,7 @@ export const MIGRATION_NAMES: readonly string[] = Object.keys(migrationsFor('sql
 export function packsTables(engine: Engine): ReadonlySet<string> {
   const shared = [
     'api_tokens', 'archive_claims', 'archive_permits', 'audit_log', 'categories', 'download_seen', 'drafts', 'feed_tokens', 'files',
-    'kysely_migration', 'kysely_migration_lock', 'notifications', 'pack_counts', 'pack_follows', 'pack_id_holds', 'pack_media',
+    'kysely_migration', 'kysely_migration_lock', 'notification_fanouts', 'notifications', 'pack_counts', 'pack_follows', 'pack_id_holds', 'pack_media',
     'pack_members', 'pack_tags', 'pack_daily_downloads', 'pack_releases', 'pack_search', 'pack_transfers', 'packs',
     'search_changes', 'search_terms', 'sessions', 'settings', 'tags', 'token_packs', 'uploads', 'users', 'versions',
     'webhook_attempts', 'webhook_deliveries', 'webhooks',

@@ -309,6 +309,20 @@ export interface NotificationsTable {
   data: string
 }
 
+/** A notice for a pack's followers, told to them in batches after the change's commit (src/notifications/fanout.ts). */
+export interface NotificationFanoutsTable {
+  id: string
+  pack_row_id: string
+  except_user_id: string | null
+  kind: string
+  data: string
+  created_at: string
+  /** The last follower (users.id order) told so far; '' before the first batch. */
+  after_user_id: string
+  claimed_until: string | null
+  claimed_by: string | null
+}
+
 /** A user's feed token: opens their Atom feeds and nothing else. */
 export interface FeedTokensTable {
   user_id: string
@@ -409,6 +423,7 @@ export interface Database {
   download_seen: DownloadSeenTable
   pack_follows: PackFollowsTable
   notifications: NotificationsTable
+  notification_fanouts: NotificationFanoutsTable
   feed_tokens: FeedTokensTable
   webhooks: WebhooksTable
   webhook_deliveries: WebhookDeliveriesTable

@@ -52,7 +52,6 @@ const RESPONSE_KEPT = 2048
 
 /** The start of an answer as the log keeps it: control characters (but tab and line feed) replaced, so a page or terminal shows text only. */
 export function keptResponse(text: string): string {
-  // eslint-disable-next-line no-control-regex
   return text.slice(0, RESPONSE_KEPT).replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '\uFFFD')
 }
 

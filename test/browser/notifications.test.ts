@@ -71,8 +71,13 @@ describe('following a pack and reading the notice in a browser', { timeout: 120_
     })
     assert.equal(published.status(), 201, await published.text())
 
-    await player.goto('/')
+    // Followers are told just after the publish's commit, a batch at a time: the next page view shows it.
     const bell = player.getByRole('link', { name: 'Notifications, 1 unread' })
+    for (let tries = 0; tries < 50; tries++) {
+      await player.goto('/')
+      if ((await bell.count()) === 1) break
+      await player.waitForTimeout(100)
+    }
     assert.equal(await bell.innerText(), '1', 'the badge shows the count')
     await fitsWidth(player)
     await bell.focus()

@@ -7,6 +7,12 @@ import { sql, type Kysely } from 'kysely'
 // - notifications: what the site tells one user, newest first; read_at null while unread. Each user keeps
 //   at most a bounded number (src/notifications/repository.ts drops the oldest), so the unread count is a
 //   count over a short index range. pack_row_id is not a foreign key: a notice about a deleted pack stays.
+// - notification_fanouts: a notice for a pack's followers, written in the transaction of the change that
+//   causes it (one row, however many follow); the notifications plugin writes the followers' notices from it
+//   afterwards, a few hundred at a time, each batch in a transaction that also moves after_user_id (the
+//   follower it reached), so a process killed midway resumes where the last batch ended and no follower is
+//   told twice (a notice's id is the fan-out's and the follower's). Claimed with a lease like the outbox.
+//   Notification ids start with the time in base 36, so new rows go to the end of the primary key's index.
 // - feed_tokens: one per user, the secret that opens that user's Atom feeds and nothing else. Stored as its
 //   SHA-256 (the lookup) and sealed with the site secret (so its feed addresses can be shown again).
 // - webhooks: per pack. Its address is a secret too (a Discord webhook URL carries the channel's token), so
@@ -42,6 +48,20 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .execute()
   await db.schema.createIndex('notifications_user').on('notifications').columns(['user_id', 'created_at', 'id']).execute()
   await sql`create index notifications_unread on notifications (user_id) where read_at is null`.execute(db)
+
+  await db.schema.createTable('notification_fanouts')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('pack_row_id', 'text', (c) => c.notNull())
+    // Who caused it: not told of it themselves.
+    .addColumn('except_user_id', 'text')
+    .addColumn('kind', 'text', (c) => c.notNull())
+    .addColumn('data', 'text', (c) => c.notNull())
+    .addColumn('created_at', 'text', (c) => c.notNull())
+    // The last follower (users.id, in id order) already told; '' before the first batch.
+    .addColumn('after_user_id', 'text', (c) => c.notNull())
+    .addColumn('claimed_until', 'text')
+    .addColumn('claimed_by', 'text')
+    .execute()
 
   await db.schema.createTable('feed_tokens')
     .addColumn('user_id', 'text', (c) => c.primaryKey().references('users.id').onDelete('cascade'))
@@ -115,6 +135,7 @@ export async function down(db: Kysely<unknown>): Promise<void> {
   await db.schema.dropTable('webhook_deliveries').execute()
   await db.schema.dropTable('webhooks').execute()
   await db.schema.dropTable('feed_tokens').execute()
+  await db.schema.dropTable('notification_fanouts').execute()
   await db.schema.dropTable('notifications').execute()
   await db.schema.alterTable('packs').dropColumn('followers').execute()
   await db.schema.dropTable('pack_follows').execute()
