@@ -199,3 +199,18 @@ export function cliEnvOf(site: TestSite): Record<string, string | undefined> {
     PACKS_MASTER_PASSWORD: config.masterPassword ?? undefined,
   }
 }
+
+/** A browser's signed-in session: its cookie header and its CSRF token (for forms and the API's X-CSRF-Token). */
+export interface Session {
+  cookie: string
+  csrf: string
+}
+
+/** Signs in as a browser does (POST /login/ past the gate): the session cookie and its CSRF token. */
+export async function signIn(site: TestSite, user: TestUser): Promise<Session> {
+  const res = await site.app.inject({ method: 'POST', url: '/login/', headers: site.gate, payload: { username: user.username, password: user.password } })
+  assert.equal(res.statusCode, 200, res.body)
+  const session = res.cookies.find((c) => c.name === 'packs_session')?.value
+  assert.ok(session, 'a session cookie')
+  return { cookie: `packs_session=${session}`, csrf: (res.json() as { csrf_token: string }).csrf_token }
+}

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import type { LightMyRequestResponse } from 'fastify'
 import { createApiToken } from '../../src/accounts/tokens-service.js'
-import { expectError, siteWith, type TestSite, type TestUser } from '../helpers/app.js'
+import { expectError, siteWith, type TestSite, type TestUser, signIn, type Session } from '../helpers/app.js'
 import { publishPack, type PackJson } from '../helpers/packs.js'
 
 const HTML = { accept: 'text/html,application/xhtml+xml' }
@@ -168,15 +168,6 @@ describe('following through the API', () => {
   })
 })
 
-interface Session { cookie: string; csrf: string }
-
-async function signIn(user: TestUser): Promise<Session> {
-  const res = await site.app.inject({ method: 'POST', url: '/login/', headers: site.gate, payload: { username: user.username, password: user.password } })
-  assert.equal(res.statusCode, 200, res.body)
-  const session = res.cookies.find((c) => c.name === 'packs_session')?.value
-  assert.ok(session, 'a session cookie')
-  return { cookie: `packs_session=${session}`, csrf: (res.json() as { csrf_token: string }).csrf_token }
-}
 
 const page = (url: string, who: Session | null) => site.app.inject({ url, headers: { ...HTML, ...site.gate, ...(who ? { cookie: who.cookie } : {}) } })
 
@@ -199,7 +190,7 @@ describe('following on the pages', () => {
   test('the pack page shows the count and, signed in, a Follow / Unfollow form that works without JavaScript', async () => {
     const pack = await publishPack(site, alice, { title: 'Paper Lamps' })
     const base = `/packs/${pack.namespace}/${pack.pack_id}/`
-    const b = await signIn(bob)
+    const b = await signIn(site, bob)
 
     const anonymous = followBox((await page(base, null)).body)
     assert.match(anonymous, /<span class="followers" id="followers-count">0 followers<\/span>/)
@@ -237,7 +228,7 @@ describe('following on the pages', () => {
   test('a profile lists the packs its user follows to that user alone', async () => {
     const erin = await site.user('erin')
     const pack = await publishPack(site, alice, { title: 'Followed Lights' })
-    const [e, b, r] = [await signIn(erin), await signIn(bob), await signIn(root)]
+    const [e, b, r] = [await signIn(site, erin), await signIn(site, bob), await signIn(site, root)]
     const empty = await page('/users/erin/', e)
     assert.match(empty.body, /<h2 id="follows-heading">Packs you follow <span class="muted count">\(0\)<\/span><\/h2>/)
     assert.match(empty.body, /You follow no packs yet/)

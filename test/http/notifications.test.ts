@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import type { LightMyRequestResponse } from 'fastify'
 import type { NotificationBody, NotificationListBody } from '../../src/api/notifications.js'
-import { expectError, siteWith, type TestSite, type TestUser } from '../helpers/app.js'
+import { expectError, siteWith, type TestSite, type TestUser, signIn, type Session } from '../helpers/app.js'
 import { datapack, multipart } from '../helpers/fixtures.js'
 import { publishPack, type PackJson } from '../helpers/packs.js'
 import { until } from '../helpers/wait.js'
@@ -216,15 +216,6 @@ describe('reading notifications', () => {
   })
 })
 
-interface Session { cookie: string; csrf: string }
-
-async function signIn(user: TestUser): Promise<Session> {
-  const res = await site.app.inject({ method: 'POST', url: '/login/', headers: site.gate, payload: { username: user.username, password: user.password } })
-  assert.equal(res.statusCode, 200, res.body)
-  const session = res.cookies.find((c) => c.name === 'packs_session')?.value
-  assert.ok(session, 'a session cookie')
-  return { cookie: `packs_session=${session}`, csrf: (res.json() as { csrf_token: string }).csrf_token }
-}
 
 const page = (url: string, who: Session | null) => site.app.inject({ url, headers: { ...HTML, ...site.gate, ...(who ? { cookie: who.cookie } : {}) } })
 
@@ -254,7 +245,7 @@ describe('notifications on the pages', () => {
   test('the header\'s bell counts the unread ones; none for anyone signed out', async () => {
     const jo = await site.user('jo')
     const pack = await publishPack(site, alice, { title: 'Bell Tower' })
-    const j = await signIn(jo)
+    const j = await signIn(site, jo)
     assert.deepEqual(bell((await page('/', j)).body), { name: 'Notifications, none unread', current: false })
     assert.equal(bell((await page('/', null)).body), null, 'signed out: no bell')
 
@@ -276,7 +267,7 @@ describe('notifications on the pages', () => {
 
   test('/notifications/ lists them newest first, the unread marked, with Mark read and Mark all read forms', async () => {
     const kim = await site.user('kim')
-    const k = await signIn(kim)
+    const k = await signIn(site, kim)
     const emptyPage = await page('/notifications/', k)
     assert.equal(emptyPage.statusCode, 200)
     assert.match(emptyPage.body, /You have no notifications\./)
@@ -316,7 +307,7 @@ describe('notifications on the pages', () => {
     assert.equal(bell(afterOne.body)?.name, 'Notifications, 2 unread')
 
     // Someone else's notice through the page: the 404 page, and it stays unread.
-    const lee = await signIn(await site.user('lee'))
+    const lee = await signIn(site, await site.user('lee'))
     assert.equal((await form(`/notifications/${encodeURIComponent(list.items[0]!.id)}/read/`, lee)).statusCode, 404)
     assert.equal((await inbox(kim)).items[0]!.read_at, null)
 

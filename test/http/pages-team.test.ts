@@ -5,7 +5,7 @@
 // packs a user is in with their role, a hidden one only to whoever may see it; the header counts invitations.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { siteWith, type TestSite, type TestUser } from '../helpers/app.js'
+import { siteWith, type TestSite, type TestUser, signIn, type Session } from '../helpers/app.js'
 import { publishPack, type PackJson } from '../helpers/packs.js'
 
 const HTML = { accept: 'text/html,application/xhtml+xml' }
@@ -18,16 +18,6 @@ before(async () => {
 })
 after(() => site.close())
 
-interface Session { cookie: string; csrf: string }
-
-/** Signs in as a browser does: the session cookie and its CSRF token. */
-async function signIn(user: TestUser): Promise<Session> {
-  const res = await site.app.inject({ method: 'POST', url: '/login/', headers: site.gate, payload: { username: user.username, password: user.password } })
-  assert.equal(res.statusCode, 200, res.body)
-  const session = res.cookies.find((c) => c.name === 'packs_session')?.value
-  assert.ok(session, 'a session cookie')
-  return { cookie: `packs_session=${session}`, csrf: (res.json() as { csrf_token: string }).csrf_token }
-}
 
 function page(url: string, who: Session | TestUser | null) {
   const headers = who === null ? site.gate : 'cookie' in who ? { ...site.gate, cookie: who.cookie } : who.headers
@@ -62,7 +52,7 @@ describe('the team page without JavaScript', () => {
   test('invites, shows refusals with their reason, changes a role, withdraws, hands the pack over and leaves', async () => {
     const pack = await publishPack(site, alice, { title: 'Lamps' })
     const base = `/packs/${pack.namespace}/${pack.pack_id}/`
-    const [a, b] = [await signIn(alice), await signIn(bob)]
+    const [a, b] = [await signIn(site, alice), await signIn(site, bob)]
 
     const empty = await page(`${base}team/`, a)
     assert.equal(empty.statusCode, 200, empty.body)

@@ -9,7 +9,7 @@ import { after, before, beforeEach, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { Webhook as StandardWebhook } from 'standardwebhooks'
-import { siteWith, type TestSite, type TestUser } from '../helpers/app.js'
+import { siteWith, type TestSite, type TestUser, signIn, type Session } from '../helpers/app.js'
 import { datapack, multipart } from '../helpers/fixtures.js'
 import { publishPack, type PackJson } from '../helpers/packs.js'
 import { LOOPBACK_WEBHOOKS, WebhookReceiver } from '../helpers/receiver.js'
@@ -274,15 +274,7 @@ describe('deliveries', () => {
 })
 
 describe('the webhooks pages', () => {
-  interface Session { cookie: string; csrf: string }
   const HTML = { accept: 'text/html' }
-  async function signIn(user: TestUser): Promise<Session> {
-    const res = await site.app.inject({ method: 'POST', url: '/login/', headers: site.gate, payload: { username: user.username, password: user.password } })
-    assert.equal(res.statusCode, 200, res.body)
-    const session = res.cookies.find((c) => c.name === 'packs_session')?.value
-    assert.ok(session, 'a session cookie')
-    return { cookie: `packs_session=${session}`, csrf: (res.json() as { csrf_token: string }).csrf_token }
-  }
   const page = (url: string, who: Session) => site.app.inject({ url, headers: { ...HTML, ...site.gate, cookie: who.cookie } })
   const post = (url: string, who: Session, fields: Array<[string, string]> = []) => site.app.inject({
     method: 'POST', url, headers: { ...HTML, ...site.gate, cookie: who.cookie, 'content-type': 'application/x-www-form-urlencoded' },
@@ -291,7 +283,7 @@ describe('the webhooks pages', () => {
   const base = () => `/packs/${pack.namespace}/${pack.pack_id}/webhooks/`
 
   test('add one with a plain form, see its secret once, send a test event and read it in the log', async () => {
-    const session = await signIn(alice)
+    const session = await signIn(site, alice)
     const packPage = await page(`/packs/${pack.namespace}/${pack.pack_id}/`, session)
     assert.match(packPage.body, /href="\/packs\/alice\/glow-moss\/webhooks\/">Webhooks</)
     const empty = await page(base(), session)
@@ -327,7 +319,7 @@ describe('the webhooks pages', () => {
   })
 
   test('someone outside the team gets no page and no form post through', async () => {
-    const session = await signIn(bob)
+    const session = await signIn(site, bob)
     assert.equal((await page(base(), session)).statusCode, 404)
     const res = await post(base(), session, [['url', receiver.url], ['format', 'json'], ['events', 'version.published']])
     assert.equal(res.statusCode, 404)
