@@ -181,6 +181,24 @@ describe('deliveries', () => {
     await remove(id)
   })
 
+  test('a discord embed shows the pack\'s thumbnail through a link that opens without the gate', async () => {
+    const lit = await publishPack(site, alice, { title: 'Lit Lanterns' }, { thumbnail: true })
+    const base = `/api/packs/${lit.namespace}/${lit.pack_id}/`
+    const hook = await call('POST', `${base}webhooks/`, alice, { url: receiver.url, format: 'discord', events: ['version.published'] })
+    assert.equal(hook.statusCode, 201, hook.body)
+    const body = multipart([{ name: 'version_name', value: '1.1' }, { name: 'file', value: await datapack(48), filename: 'v.zip', contentType: 'application/zip' }])
+    const added = await site.app.inject({ method: 'POST', url: `${base}versions/`, headers: { ...alice.headers, ...body.headers }, payload: body.payload })
+    assert.equal(added.statusCode, 201, added.body)
+    const request = await until(() => receiver.requests.find((r) => r.body.includes('Lit Lanterns')), 'the Discord message')
+    const thumbnail = (JSON.parse(request.body) as { embeds: Array<{ thumbnail?: { url: string } }> }).embeds[0]!.thumbnail?.url
+    assert.match(thumbnail ?? '', /\/api\/modrinth\/files\/[0-9a-f-]{36}\?expires=\d+&signature=/)
+    // Discord fetches it with no password: the signed link is what lets it.
+    const image = await site.app.inject({ url: new URL(thumbnail!).pathname + new URL(thumbnail!).search })
+    assert.equal(image.statusCode, 200)
+    assert.match(String(image.headers['content-type']), /^image\/png/)
+    assert.equal((await call('DELETE', `${base}webhooks/${(hook.json() as { id: string }).id}/`, alice)).statusCode, 204)
+  })
+
   test('a receiver that fails, times out and answers slowly gets the same message id on every try until it recovers', async () => {
     const { id } = await addWebhook({})
     receiver.script.push({ status: 500, body: 'oops\u0000\u001b[31m' }, 'hang', { status: 503 }, { status: 200, body: 'finally', delayMs: 300 })
