@@ -1,6 +1,7 @@
 // Serving stored files (docs/decisions.md#stored-files): conditional and range requests, inline
 // or as a download, always sandboxed so an uploaded file can never act as a
 // page of this site.
+import type { OutgoingHttpHeaders } from 'node:http'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { FileParams, FileQuery, fileResponses } from '../api/files.js'
 import { noneMatch } from '../http/conditional.js'
@@ -9,6 +10,7 @@ import type { App } from '../http/types.js'
 import { contentDisposition } from './filenames.js'
 import { ifRangeHolds, parseRange } from './ranges.js'
 import { findStoredFile } from './service.js'
+import { prepareDownload } from './send.js'
 
 /** No scripts, no plugins, no same-origin powers, even if a browser is made to render the file as a document. */
 export const FILE_CSP = "default-src 'none'; sandbox"
@@ -79,10 +81,24 @@ export async function serveFile(app: App, request: FastifyRequest, reply: Fastif
     .header('content-length', String(range ? range.end - range.start + 1 : file.size))
   if (range) reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${file.size}`)
   if (!withBody) return reply.send()
-  const body = await file.open(range ?? undefined)
   // A range from byte 0 is how a download manager starts one (and how some clients fetch the whole file); a
   // later range continues a download already counted. Counting is in memory here; the writes are batched.
-  if (countable && file.version && (range === null || range.start === 0)) app.downloads.record(file.version, request.ip)
+  const count = () => {
+    if (countable && file.version && (range === null || range.start === 0)) app.downloads.record(file.version, request.ip)
+  }
+  const reader = await file.openReader()
+  if (reader) {
+    // From local disk, through reused buffers (./send.ts). The first chunk is read before anything is sent, so a
+    // failing disk is still an error answer; then the headers Fastify holds go out as they are and the bytes follow.
+    const download = await prepareDownload(reader, range?.start ?? 0, range?.end ?? file.size - 1)
+    count()
+    reply.hijack()
+    reply.raw.writeHead(reply.statusCode, reply.getHeaders() as OutgoingHttpHeaders)
+    await download.send(reply.raw)
+    return reply
+  }
+  const body = await file.open(range ?? undefined)
+  count()
   return reply.send(body)
 }
 

@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream'
 import { isUuid } from '../api/constants.js'
 import type { Db } from '../db/index.js'
 import { NotFound } from '../errors.js'
-import type { ByteRange, FileStore } from '../storage/index.js'
+import type { ByteRange, FileStore, PositionalReader } from '../storage/index.js'
 import { findFile } from './repository.js'
 
 /** What serving a file works with; `log` is the request's. */
@@ -25,6 +25,8 @@ export interface StoredFile {
   version: { versionId: string; packRowId: string } | null
   /** The bytes, or one range of them. A row whose bytes are gone is NotFound. */
   open(range?: ByteRange): Promise<Readable>
+  /** The bytes for positional reads, when the store offers them (local disk); else undefined. Gone bytes are NotFound. */
+  openReader(): Promise<PositionalReader | undefined>
 }
 
 /**
@@ -43,15 +45,18 @@ export async function findStoredFile(deps: FilesDeps, fileUuid: string, withVers
     sha256: row.sha256,
     createdAt: row.created_at,
     version: row.version_id !== null && row.version_pack_id !== null ? { versionId: row.version_id, packRowId: row.version_pack_id } : null,
-    async open(range) {
-      try {
-        return await deps.store.get(row.storage_key, range)
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
-        // A row without bytes is a storage fault worth a log line; to the client the file is simply gone.
-        deps.log.error({ fileId: row.id }, 'stored file is missing its bytes')
-        throw new NotFound('file not found')
-      }
-    },
+    open: (range) => missingIsNotFound(deps, row.id, () => deps.store.get(row.storage_key, range)),
+    openReader: async () => (deps.store.openReader ? missingIsNotFound(deps, row.id, () => deps.store.openReader!(row.storage_key)) : undefined),
+  }
+}
+
+/** What opening the bytes gives; a row whose bytes are gone is a storage fault worth a log line, and to the client the file is simply gone. */
+async function missingIsNotFound<T>(deps: FilesDeps, fileId: string, open: () => Promise<T>): Promise<T> {
+  try {
+    return await open()
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+    deps.log.error({ fileId }, 'stored file is missing its bytes')
+    throw new NotFound('file not found')
   }
 }

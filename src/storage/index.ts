@@ -5,7 +5,7 @@ import { ConfigError, redactUrl } from '../config/index.js'
 import { LocalFileStore } from './local.js'
 import type { FileStore } from './types.js'
 
-export type { ByteRange, FileStore, StoredObject, UnfinishedWrite } from './types.js'
+export type { ByteRange, FileStore, PositionalReader, StoredObject, UnfinishedWrite } from './types.js'
 
 /**
  * The store STORAGE_URL names. The AWS SDK is imported here, for an s3:// URL

@@ -8,7 +8,7 @@ import { pipeline } from 'node:stream/promises'
 import { ConfigError } from '../config/index.js'
 import { PRIVATE_DIR, PRIVATE_FILE } from '../config/file-modes.js'
 import { StorageUnavailable } from '../errors.js'
-import type { ByteRange, FileStore, StoredObject, UnfinishedWrite } from './types.js'
+import type { ByteRange, FileStore, PositionalReader, StoredObject, UnfinishedWrite } from './types.js'
 
 /**
  * Bytes per read of a stored file being served (Node's default is 64 KiB). Measured on a 100 MiB download
@@ -116,17 +116,33 @@ export class LocalFileStore implements FileStore {
     }
   }
 
-  async get(key: string, range?: ByteRange): Promise<Readable> {
-    const file = this.pathOf(key)
-    // Open first so a missing file rejects here rather than as a stream error mid-response.
-    let handle: fsp.FileHandle
+  /** Opens the key's file for reading; a missing file is ENOENT (the file route's 404), anything else the disk. */
+  private async openHandle(key: string): Promise<fsp.FileHandle> {
     try {
-      handle = await fsp.open(file, 'r')
+      return await fsp.open(this.pathOf(key), 'r')
     } catch (error) {
-      // ENOENT keeps its meaning (no such file: the file route's 404); anything else is the disk.
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw error
       throw new StorageUnavailable(error)
     }
+  }
+
+  async openReader(key: string): Promise<PositionalReader> {
+    const handle = await this.openHandle(key)
+    return {
+      async read(buffer, length, position) {
+        try {
+          return (await handle.read(buffer, 0, length, position)).bytesRead
+        } catch (error) {
+          throw new StorageUnavailable(error)
+        }
+      },
+      close: () => handle.close(),
+    }
+  }
+
+  async get(key: string, range?: ByteRange): Promise<Readable> {
+    // Open first so a missing file rejects here rather than as a stream error mid-response.
+    const handle = await this.openHandle(key)
     // Large reads: a 100 MiB download takes 200 reads and socket writes, not 1,600. Memory stays bounded by
     // backpressure: about one chunk waits per download. Every chunk is a new buffer: reusing them once the
     // socket's writableLength said it held none sent wrong bytes to a client on Node 26 (test/http/file-serving).

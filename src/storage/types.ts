@@ -33,6 +33,13 @@ export interface UnfinishedWrite {
   modifiedAt: Date
 }
 
+/** A stored object open for reads at any position (local disk): what a download copies from into reused buffers. */
+export interface PositionalReader {
+  /** Reads up to `length` bytes at `position` into the start of `buffer`; how many were read (0: past the end). */
+  read(buffer: Buffer, length: number, position: number): Promise<number>
+  close(): Promise<void>
+}
+
 export interface FileStore {
   /**
    * Streams `body` into the store under `key`. Resolves once the bytes are
@@ -42,6 +49,11 @@ export interface FileStore {
   put(key: string, body: Readable): Promise<void>
   /** Streams the stored bytes, or the given range of them. */
   get(key: string, range?: ByteRange): Promise<Readable>
+  /**
+   * Opens the stored bytes for positional reads, where the store can (local disk): a download then copies them
+   * into a few buffers it reuses instead of a new one per chunk (src/files/send.ts). Rejects with ENOENT as get does.
+   */
+  openReader?(key: string): Promise<PositionalReader>
   /** Removes the bytes; removing a missing key is not an error. */
   delete(key: string): Promise<void>
   /**

@@ -86,3 +86,50 @@ test('a client that hangs up midway leaves the others whole, and the next downlo
   const again = await get({})
   assert.equal(sha256(again.body), sha256(archive))
 })
+
+test('three hundred downloads at once, whole and in random ranges, some read slowly, some cut off: every byte right', async () => {
+  // Two files of a few of the server's 512 KiB reads each, so that buffers going back and forth between
+  // downloads of different bytes would show.
+  const made = await site.user('dora')
+  const files = await Promise.all([1_200_000, 1_700_000].map(async (size, i) => {
+    const bytes = await datapack(48, { [`data/dora/f${i}.txt`]: randomBytes(size).toString('base64') })
+    return { bytes, url: `${new URL(url).origin}/api/files/${(await upload(site, made, 'version', bytes)).fileId}/` }
+  }))
+  const fetchOne = (target: string, headers: Record<string, string>, pauseMs: number, cutAt: number | null) =>
+    new Promise<{ status: number; body: Buffer } | null>((resolve, reject) => {
+      const request = http.get(target, { headers: { ...site.gate, ...headers } }, (response) => {
+        const chunks: Buffer[] = []
+        let seen = 0
+        response.on('data', (chunk: Buffer) => {
+          chunks.push(chunk)
+          seen += chunk.length
+          if (cutAt !== null && seen > cutAt) request.destroy()
+          else if (pauseMs > 0) {
+            response.pause()
+            setTimeout(() => response.resume(), pauseMs)
+          }
+        })
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks) }))
+        response.on('close', () => { if (!response.complete) resolve(null) })
+      })
+      request.on('error', (error: NodeJS.ErrnoException) => (cutAt !== null ? resolve(null) : reject(error)))
+    })
+  const jobs = Array.from({ length: 300 }, (_, i) => {
+    const { bytes, url: target } = files[i % 3 === 0 ? 1 : 0]!
+    const ranged = i % 2 === 1
+    const from = ranged ? Math.floor(Math.random() * (bytes.length - 1)) : 0
+    const to = ranged ? from + Math.floor(Math.random() * (bytes.length - from)) : bytes.length - 1
+    const cut = i % 17 === 0 ? 600_000 : null
+    return { bytes, ranged, from, to, cut, done: fetchOne(target, ranged ? { range: `bytes=${from}-${to}` } : {}, i % 11 === 0 ? 1 : 0, cut) }
+  })
+  let checked = 0
+  for (const job of jobs) {
+    const got = await job.done
+    if (job.cut !== null) continue
+    assert.ok(got, 'a whole answer')
+    assert.equal(got.status, job.ranged ? 206 : 200)
+    assert.equal(sha256(got.body), sha256(job.bytes.subarray(job.from, job.to + 1)), `bytes ${job.from}-${job.to}`)
+    checked += 1
+  }
+  assert.ok(checked > 250, `${checked} downloads checked`)
+})
