@@ -416,6 +416,21 @@ async function summariesOf(db: Db, ids: readonly string[], version: number | und
   return ids.flatMap((id) => kept.get(id) ?? [])
 }
 
+/**
+ * What the listings are a picture of, as a key for pages kept whole (src/pages/browse.ts): the in-memory copy's
+ * version (moved by every change it reads from the log, any instance's: a pack published, edited, hidden, its
+ * downloads counted) and this process's changes (forgetFacetCounts), once the copy is current. Undefined when
+ * nothing may be kept: while SQL answers (the copy loading), or while a change of this process may still be
+ * committing (SETTLE_MS), when what is read may be the rows from before it.
+ */
+export async function listingVersion(db: Db): Promise<string | undefined> {
+  if (db.isTransaction) return undefined
+  const snapshot = searchSnapshotOf(db)
+  if (!(await snapshot.current(db))) return undefined
+  if (Date.now() - changedAt < SETTLE_MS) return undefined
+  return `${snapshot.version}.${generation}`
+}
+
 /** Counts kept so far describe a site that changed (an index entry written, a pack hidden, an account disabled). */
 export function forgetFacetCounts(): void {
   generation++

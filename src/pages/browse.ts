@@ -6,13 +6,14 @@
 // link or a GET form, so it works without scripts and every state has a URL;
 // the page's script (client/pages/browse.ts) searches as one types and swaps
 // the results in place, keeping that URL in the address bar.
+import { hash } from 'node:crypto'
 import { Type, type Static } from 'typebox'
 import { MAX_SEARCH_LENGTH, PACKS_PER_PAGE } from '../api/constants.js'
 import { MAX_PAGE, type PackListQuery } from '../api/packs.js'
 import type { PackSummaryRecord } from '../packs/service.js'
 import { searchOf } from '../packs/search-query.js'
 import { queryWords } from '../packs/search-text.js'
-import { searchPackPage, type FacetOption, type SearchFacets, type SearchSort } from '../packs/search-service.js'
+import { listingVersion, searchPackPage, type FacetOption, type SearchFacets, type SearchSort } from '../packs/search-service.js'
 import { listCategories } from '../packs/tags.js'
 import { BadRequest, NotFound } from '../errors.js'
 import { sendPage } from '../web/respond.js'
@@ -20,6 +21,7 @@ import type { App } from '../http/types.js'
 import { fileUrl } from '../http/urls.js'
 import { formatCount } from '../web/format.js'
 import { html, type SafeHtml } from '../web/html.js'
+import { PageCache } from '../web/page-cache.js'
 import { browseHref } from '../web/packs.js'
 import { packCard } from './pack-card.js'
 
@@ -175,7 +177,38 @@ interface DropCount extends Drop {
   capped: boolean
 }
 
+/** Browse pages kept whole (src/web/page-cache.ts): a few hundred of the most asked, at most 16 M characters of HTML. */
+const KEPT_PAGES = 1000
+const KEPT_CHARS = 16 * 1024 * 1024
+/** Kept at most this long whatever the listing's version says (nothing the page shows changes without moving it). */
+const KEPT_MS = 60_000
+
+/** How long the categories (their names and colours, which no listing version follows) are read again after. */
+const CATEGORIES_MS = 1000
+
+const keptPages = new WeakMap<object, PageCache>()
+
+/** The browse pages a site keeps (by its database handle): their hits and misses, for the metrics and the tests. */
+export function keptBrowsePages(db: object): PageCache | undefined {
+  return keptPages.get(db)
+}
+
 export default async function browsePages(app: App): Promise<void> {
+  const kept = new PageCache(KEPT_PAGES, KEPT_CHARS, KEPT_MS)
+  keptPages.set(app.db, kept)
+  // The categories as of at most a second ago, and a fingerprint of them for the kept pages' version: a renamed
+  // or recoloured category (the admin CLI, another instance) shows within the second, as in the API's listings.
+  let categoriesRead: { at: number; rows: Promise<Awaited<ReturnType<typeof listCategories>>>; fingerprint: Promise<string> } | undefined
+  const categoriesNow = () => {
+    const now = Date.now()
+    if (categoriesRead === undefined || now - categoriesRead.at >= CATEGORIES_MS || now < categoriesRead.at) {
+      const rows = listCategories(app.db)
+      // A failed read is not kept.
+      rows.catch(() => { categoriesRead = undefined })
+      categoriesRead = { at: now, rows, fingerprint: rows.then((list) => hash('sha1', list.map((c) => `${c.key}\u0000${c.name}\u0000${c.color}`).join('\u0001'), 'base64')) }
+    }
+    return categoriesRead
+  }
   app.get('/', { config: { access: 'gate', heavy: true }, schema: { hide: true, querystring: BrowseQuery } }, async (request, reply) => {
     const { listQuery, page } = listQueryOf(request.query)
     // searchOf refuses what the API refuses (an mc that is no release or range, too many names) with the same words.
@@ -193,9 +226,18 @@ export default async function browsePages(app: App): Promise<void> {
       sort: listQuery.sort === defaultSort(listQuery.q ?? '') ? undefined : listQuery.sort,
       page,
     }
+    // The body shows the same for everyone past the gate (listed packs only) but for the signed-in empty state's
+    // words; the header around it is each viewer's own, rendered anew every time.
+    const signedIn = request.user !== null
+    const key = JSON.stringify([state, signedIn])
+    const categoriesAsOf = categoriesNow()
+    const listing = await listingVersion(app.db)
+    const version = listing === undefined ? undefined : `${listing}|${await categoriesAsOf.fingerprint}`
+    const hit = version === undefined ? undefined : kept.get(key, version, Date.now())
+    if (hit) return sendPage(app, request, reply, { title: hit.title, body: hit.body, scripts: ['browse'] })
     const [result, categories] = await Promise.all([
       searchPackPage(app.db, search, page, PACKS_PER_PAGE),
-      listCategories(app.db),
+      categoriesAsOf.rows,
     ])
     const pages = Math.max(1, Math.ceil(result.total / PACKS_PER_PAGE))
     if (page > pages) {
@@ -225,10 +267,12 @@ export default async function browsePages(app: App): Promise<void> {
       drops,
       dropCounts,
       fileUrl: (id) => fileUrl(app.config, id),
-      signedIn: request.user !== null,
+      signedIn,
     }
     const title = state.q ? `“${state.q}”${page > 1 ? `, page ${page}` : ''}` : page > 1 ? `Packs, page ${page}` : 'Packs'
-    return sendPage(app, request, reply, { title, body: browseBody(view), scripts: ['browse'] })
+    const body = browseBody(view)
+    if (version !== undefined) kept.set(key, version, { title, body }, Date.now())
+    return sendPage(app, request, reply, { title, body, scripts: ['browse'] })
   })
 }
 
