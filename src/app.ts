@@ -48,7 +48,7 @@ import { startSweeper } from './maintenance/sweep.js'
 import { searchSnapshotOf } from './packs/search-memory.js'
 import { backfillFiles } from './maintenance/backfill.js'
 import { packChanged } from './update-check/service.js'
-import healthRoutes from './http/health.js'
+import healthRoutes, { Readiness, databaseProbe, storageProbe, type Probe } from './http/health.js'
 import meRoutes from './accounts/me-routes.js'
 import fileRoutes from './files/routes.js'
 import uploadRoutes from './uploads/routes.js'
@@ -64,6 +64,7 @@ import signingRoutes from './signing/routes.js'
 import syncClientRoutes from './sync-client/routes.js'
 import modrinthRoutes from './modrinth/routes.js'
 import statsRoutes from './stats/routes.js'
+import metricsRoutes from './stats/metrics-routes.js'
 import tokenRoutes from './accounts/token-routes.js'
 import feedTokenRoutes from './accounts/feed-token-routes.js'
 import packModerationRoutes from './moderation/pack-routes.js'
@@ -77,6 +78,8 @@ import profileRoutes from './profiles/routes.js'
 import feedRoutes from './feeds/routes.js'
 import webhookRoutes from './webhooks/routes.js'
 import webhooks, { type WebhooksOptions } from './webhooks/plugin.js'
+import { countPending as countPendingDeliveries } from './webhooks/repository.js'
+import { countFanouts } from './notifications/repository.js'
 import notifications from './notifications/plugin.js'
 import schemaRoutes from './http/openapi.js'
 import pageRoutes from './pages/index.js'
@@ -234,8 +237,21 @@ async function registerAll(app: App, config: Config, options: BuildOptions): Pro
   // Heavy reads (config.heavy) take turns, so they never crowd out the update-check (src/http/bulkhead.ts).
   await app.register(bulkhead)
   installTextInputCheck(app)
-  // Per-route request metrics, the event-loop monitor and app.statsSnapshot() (src/stats/plugin.ts).
-  await app.register(metrics)
+  // What /readyz checks and /metrics reports as the backends' health: each backend this site runs on.
+  const probes: Probe[] = [databaseProbe(app.db), storageProbe(app.store)]
+  const ping = app.sharedStatePing
+  if (ping !== null) probes.push({ name: 'redis', check: ping })
+  const readiness = new Readiness(probes)
+  // Per-route request metrics, the event-loop monitor, app.statsSnapshot() and /metrics' figures (src/stats/plugin.ts).
+  await app.register(metrics, {
+    readiness,
+    updateCheck: () => {
+      const cache = app.updateCheckCache
+      const usage = cache.usage()
+      return { fastPathHits: app.fastPathServed(), hits: cache.counts.hits, misses: cache.counts.misses, answers: usage.answers, bytes: usage.bytes }
+    },
+    queues: { webhook_deliveries: countPendingDeliveries, notification_fanouts: countFanouts },
+  })
   // Archive downloads, counted in memory and written in batches (src/downloads/plugin.ts).
   await app.register(downloads, options.downloads ?? {})
   // The Ed25519 key that signs update-check answers, made on the first start (src/signing/).
@@ -248,7 +264,8 @@ async function registerAll(app: App, config: Config, options: BuildOptions): Pro
   await app.register(notifications)
 
   // Phase 3: routes, one file per resource.
-  await app.register(healthRoutes)
+  await app.register(healthRoutes, { readiness })
+  await app.register(metricsRoutes)
   await app.register(meRoutes)
   await app.register(schemaRoutes)
   await app.register(fileRoutes)

@@ -9,6 +9,7 @@ import { ConfigError, loadConfig, type Config } from './config/index.js'
 import { buildApp, prepareSite } from './app.js'
 import { describeRuntime } from './config/describe.js'
 import { describeSiteFilesTightened, makeSiteFilesPrivate } from './maintenance/private-files.js'
+import { serveClusterMetrics } from './stats/prometheus.js'
 import { pino } from 'pino'
 import fs from 'node:fs'
 import path from 'node:path'
@@ -117,6 +118,8 @@ async function runPrimary(config: Config): Promise<void> {
   }
   const generated = await prepareSite(config)
   if (generated) printGeneratedPassword(generated)
+  // A scrape reaches one worker; that worker asks here for every worker's figures (src/stats/prometheus.ts).
+  if (config.metricsToken !== null) await serveClusterMetrics()
   // The primary has no Fastify logger; this one writes the same JSON lines to stdout.
   announce(pino({ level: config.logLevel }), config)
 

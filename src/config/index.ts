@@ -54,6 +54,11 @@ export interface Config {
   timeouts: Timeouts
   /** Where webhooks may send; see webhookPolicyFrom. */
   webhooks: WebhookSettings
+  /**
+   * PACKS_METRICS_TOKEN: the bearer token a Prometheus scraper sends to GET /metrics; null (unset) turns
+   * /metrics off. Never logged.
+   */
+  metricsToken: string | null
 }
 
 export interface WebhookSettings {
@@ -278,7 +283,25 @@ export function loadConfig(env: Env = process.env): Config {
       allowHttp: withDefault('PACKS_WEBHOOK_ALLOW_HTTP', parseOnOff('PACKS_WEBHOOK_ALLOW_HTTP'), false),
       allowHosts: withDefault('PACKS_WEBHOOK_ALLOW_HOSTS', parseHostList, new Set<string>()),
     },
+    metricsToken: withDefault('PACKS_METRICS_TOKEN', parseMetricsToken, null),
   }
+}
+
+/** The shortest scrape token accepted: 32 random characters are beyond guessing, so wrong ones need no counting. */
+export const MIN_METRICS_TOKEN_LENGTH = 32
+
+/**
+ * PACKS_METRICS_TOKEN: printable ASCII without spaces (it travels as `Authorization: Bearer <token>`), at least
+ * MIN_METRICS_TOKEN_LENGTH characters. The error line never repeats the value: it is a secret.
+ */
+function parseMetricsToken(raw: string): string {
+  if (!/^[\x21-\x7e]+$/.test(raw)) {
+    throw new ConfigError('PACKS_METRICS_TOKEN: must be printable ASCII without spaces (it is sent as "Authorization: Bearer <token>"); make one with: openssl rand -hex 32')
+  }
+  if (raw.length < MIN_METRICS_TOKEN_LENGTH) {
+    throw new ConfigError(`PACKS_METRICS_TOKEN: ${raw.length} characters is shorter than ${MIN_METRICS_TOKEN_LENGTH}; make one with: openssl rand -hex 32`)
+  }
+  return raw
 }
 
 /** A comma-separated list of host names or IP addresses (a name may not carry a port, a path or a wildcard). */

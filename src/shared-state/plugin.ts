@@ -20,6 +20,8 @@ declare module 'fastify' {
     statsSnapshotCache: SnapshotCache<StatsSnapshotBody>
     /** Whether an error means the shared state (Redis) cannot answer now: a 503, not a 500. Always false without REDIS_URL. */
     sharedStateUnavailable(error: unknown): boolean
+    /** With REDIS_URL, one PING (the readiness check, /metrics): rejects when Redis does not answer. Null without. */
+    sharedStatePing: (() => Promise<void>) | null
   }
 }
 
@@ -30,6 +32,8 @@ interface SharedState {
   statsSnapshotCache: SnapshotCache<StatsSnapshotBody>
   /** Whether an error means the shared store cannot answer now (a 503, see src/http/errors.ts). */
   unavailable(error: unknown): boolean
+  /** One round trip to the shared store; null when it is this process's memory. */
+  ping: (() => Promise<void>) | null
   close(): Promise<void>
 }
 
@@ -46,6 +50,7 @@ export default fp<SharedStateOptions>(async (app, options) => {
   app.decorate('updateCheckCache', shared.updateCheckCache)
   app.decorate('statsSnapshotCache', shared.statsSnapshotCache)
   app.decorate('sharedStateUnavailable', shared.unavailable)
+  app.decorate('sharedStatePing', shared.ping)
   app.addHook('onClose', () => shared.close())
 }, { name: 'shared-state', decorators: { fastify: ['config', 'clock'] } })
 
@@ -57,6 +62,7 @@ function inMemory(app: FastifyInstance, updateCheckLimits: Partial<UpdateCheckCa
     updateCheckCache: new MemoryUpdateCheckCache(updateCheckLimits),
     statsSnapshotCache: new MemorySnapshotCache<StatsSnapshotBody>(config.statsCacheMs, app.clock),
     unavailable: () => false,
+    ping: null,
     close: async () => {},
   }
 }
@@ -89,6 +95,8 @@ async function inRedis(app: FastifyInstance, url: string, updateCheckLimits: Par
     updateCheckCache,
     statsSnapshotCache: new RedisSnapshotCache<StatsSnapshotBody>(redis.client, config.statsCacheMs, 'stats', app.clock),
     unavailable: redisUnavailable,
+    // The command connection's own PING: it fails at once while that connection is down (no offline queue).
+    ping: async () => { await redis.client.ping() },
     close: async () => {
       await feed.close()
       await redis.close()

@@ -18,7 +18,7 @@
 import { randomUUID } from 'node:crypto'
 import { KEY_PREFIX, type RedisClient } from './redis.js'
 import { channelOf, databaseOf, eventMessage, type RedisFeed } from './redis-feed.js'
-import { MemoryUpdateCheckCache, type CacheUsage, type UpdateCheckAnswer, type UpdateCheckCacheLimits, type UpdateCheckCache } from '../update-check/cache.js'
+import { MemoryUpdateCheckCache, type CacheCounts, type CacheUsage, type UpdateCheckAnswer, type UpdateCheckCacheLimits, type UpdateCheckCache } from '../update-check/cache.js'
 
 // The key keeps the name it had before the update-check had its own module: instances of the older
 // release share it while a rolling upgrade runs.
@@ -31,6 +31,7 @@ const CHANGED = 'latest'
 export class RedisUpdateCheckCache implements UpdateCheckCache {
   private readonly local: MemoryUpdateCheckCache
   readonly limits: Readonly<UpdateCheckCacheLimits>
+  readonly counts: CacheCounts
   /**
    * packKey -> the pack's stamp when this instance last checked it, oldest first; at most
    * limits.maxStamps of them, since the ids are the client's to invent.
@@ -51,6 +52,7 @@ export class RedisUpdateCheckCache implements UpdateCheckCache {
   constructor(private readonly redis: RedisClient, limits: Partial<UpdateCheckCacheLimits> = {}, private readonly feed?: RedisFeed) {
     this.local = new MemoryUpdateCheckCache(limits)
     this.limits = this.local.limits
+    this.counts = this.local.counts
     redis.on('ready', () => { void this.writeUnwritten() })
     feed?.on(CHANGED, (packKey) => this.local.invalidate(packKey))
     feed?.onResync(() => {

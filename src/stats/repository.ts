@@ -93,3 +93,13 @@ export async function storedBytes(db: Db): Promise<StoredBytes> {
   const { rows, sum } = await countLarge(db, 'files', 'size')
   return { files: rows, bytes: sum }
 }
+
+/**
+ * Uploads waiting to be published or swept (GET /metrics' queue of pending uploads). Each user holds at most
+ * PACKS_MAX_PENDING_UPLOADS and each expires after PACKS_UPLOAD_TTL (the sweep removes it), so the table stays
+ * small and counting it is cheap.
+ */
+export async function countPendingUploads(db: Db): Promise<number> {
+  const row = await db.selectFrom('uploads').select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow()
+  return Number(row.n)
+}

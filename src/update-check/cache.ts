@@ -78,10 +78,24 @@ export interface CacheUsage {
 }
 
 /**
+ * How the lookups the update-check's service made went (./service.ts: the single check, the batch, by-hash),
+ * since start, for GET /metrics. The fast path's answers are all hits and are counted apart (./fast-path.ts,
+ * `served`), so this costs it nothing.
+ */
+export interface CacheCounts {
+  /** An answer was cached: a version, or a "not found". */
+  hits: number
+  /** Nothing cached: the answer was read from the database. */
+  misses: number
+}
+
+/**
  * What the update-check uses: MemoryUpdateCheckCache alone, or RedisUpdateCheckCache
  * (src/shared-state/redis-update-check-cache.ts) when instances share a Redis.
  */
 export interface UpdateCheckCache {
+  /** Counted by the service after each lookup; `get` itself counts nothing, since the fast path calls it too. */
+  readonly counts: CacheCounts
   /** `variant` names a compatibility query ('' for the plain update-check): see variantKey in ./service.ts. */
   get(packKey: string, origin: string, variant?: string): UpdateCheckAnswer | undefined
   currentGeneration(): number
@@ -132,6 +146,7 @@ function answerCost(answer: NonNullable<UpdateCheckAnswer>): number {
 
 export class MemoryUpdateCheckCache implements UpdateCheckCache {
   readonly limits: Readonly<UpdateCheckCacheLimits>
+  readonly counts: CacheCounts = { hits: 0, misses: 0 }
   /** Allowed origins, in the order they were first seen. */
   private readonly origins: string[] = []
   /** namespace:pack_id -> answers per origin; insertion order is age, the oldest goes first. */

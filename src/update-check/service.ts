@@ -48,6 +48,7 @@ export async function updateCheck(
   if (asking !== undefined) await asking
   let answer = cache.get(key, origin, variant)
   if (answer === undefined) {
+    cache.counts.misses++
     const generation = cache.currentGeneration()
     const versions = game === undefined
       ? [await findNewestVersion(deps.db, lowerNamespace, lowerPackId)].filter((v) => v !== undefined)
@@ -55,6 +56,8 @@ export async function updateCheck(
     const exists = versions.length > 0 || await publicPackExists(deps.db, lowerNamespace, lowerPackId)
     answer = answerFrom(exists ? versions : undefined, game, urls)
     cache.set(key, origin, answer, generation, variant)
+  } else {
+    cache.counts.hits++
   }
   if (answer === null) throw new NotFound('pack not found')
   if (answer.noVersion) throw new NotFound(answer.body)
@@ -121,6 +124,8 @@ export async function answersFor(
     if (cached !== undefined) answers.set(key, cached)
     else misses.push(splitKey(key))
   }
+  cache.counts.hits += answers.size
+  cache.counts.misses += misses.length
   if (misses.length > 0) {
     const generation = cache.currentGeneration()
     const found = await findVersionsOfPacks(deps.db, misses, game === undefined ? 1 : MAX_CANDIDATES)
