@@ -27,7 +27,7 @@ import { newShortId } from '../src/db/short-ids.js'
 import { insertRows, type Table } from '../src/maintenance/transfer-repository.js'
 import { PasswordHasher } from '../src/auth/passwords.js'
 import { searchUsernames } from '../src/accounts/users-repository.js'
-import { listPacks, loadPackDetail } from '../src/packs/repository.js'
+import { listPacks, loadPackDetail, SEARCH_LIMIT } from '../src/packs/repository.js'
 import { suggestTags } from '../src/packs/tags-repository.js'
 import { findNewestVersion } from '../src/update-check/repository.js'
 import { cliOk, lastLine, startServer, type RunningServer } from '../test/helpers/server.js'
@@ -44,6 +44,8 @@ const DURATION = Number(process.env.BENCH_DURATION ?? '5')
 const SEARCH_ONLY = process.env.SCALE_SEARCH_ONLY === '1'
 /** SCALE_NOTIFICATIONS_ONLY=1: measure the followers' notifications only (a version's fan-out, the bell's count, the list). */
 const NOTIFICATIONS_ONLY = process.env.SCALE_NOTIFICATIONS_ONLY === '1'
+/** SCALE_BROWSE_ONLY=1: the listing, autocomplete and update-check requests and the mixed run only (no search or notifications runs). */
+const BROWSE_ONLY = process.env.SCALE_BROWSE_ONLY === '1'
 /** Followers of the pack whose new versions the notifications run measures, each with a full list of notifications already. */
 const FOLLOWERS = Math.round(10_000 * SCALE)
 const USERS = Math.round(1_000_000 * SCALE)
@@ -215,7 +217,8 @@ async function main(): Promise<void> {
     const titleWords = sample(500, () => SUBJECTS[Math.floor(Math.random() * SUBJECTS.length)]!.toLowerCase())
     const html = { ...gate, accept: 'text/html' }
     const browsing = [
-      ...sample(200, () => `/?page=${1 + Math.floor(Math.random() * 5000)}`),
+      // A listing reaches its first SEARCH_LIMIT packs (50 pages of 20), as a search engine's does: pages within them.
+      ...sample(200, () => `/?page=${1 + Math.floor(Math.random() * (SEARCH_LIMIT / 20))}`),
       ...titleWords.map((w) => `/?q=${w}`),
       ...tagNames.map((t) => `/?tag=${t}`),
     ]
@@ -230,21 +233,29 @@ async function main(): Promise<void> {
       ['pack JSON, random packs', randomPacks.map((p) => `/api/packs/${p}/`), gate],
       ['pack page, random packs', randomPacks.map((p) => `/packs/${p}/`), html],
       ['browse, page 1', ['/'], html],
-      ['browse, page 1000', ['/?page=1000'], html],
+      ['browse, the last page (50)', [`/?page=${SEARCH_LIMIT / 20}`], html],
       ['browse, random pages', browsing.slice(0, 200), html],
       ['browse, title search', titleWords.map((w) => `/?q=${w}`), html],
       ['browse, tag filter', tagNames.map((t) => `/?tag=${t}`), html],
       ['API list, title search', titleWords.map((w) => `/api/packs/?q=${w}`), gate],
       ['API list, tag filter', tagNames.map((t) => `/api/packs/?tag=${t}`), gate],
     ]
-    log(`\n${'request (50 connections)'.padEnd(34)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)}`)
+    log(`\n${'request (50 connections)'.padEnd(34)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'CPU ms/req'.padStart(9)}`)
     const results: Record<string, unknown> = {}
-    const row = (name: string, figures: WrkFigures) => {
+    const row = (name: string, figures: WrkFigures, cpuMs?: number) => {
       const over = figures.timeouts ? `  (${figures.timeouts} took over 2 s)` : ''
-      log(`${name.padEnd(34)} ${figures.requestsPerSecond.toFixed(0).padStart(8)} ${figures.p50Ms.toFixed(2).padStart(8)} ${figures.p99Ms.toFixed(2).padStart(8)}${over}`)
+      const cpu = cpuMs === undefined ? '' : `${cpuMs.toFixed(2).padStart(9)}`
+      log(`${name.padEnd(34)} ${figures.requestsPerSecond.toFixed(0).padStart(8)} ${figures.p50Ms.toFixed(2).padStart(8)} ${figures.p99Ms.toFixed(2).padStart(8)}${cpu}${over}`)
     }
-    if (!NOTIFICATIONS_ONLY) Object.assign(results, await measureSearch(server, databaseUrl, gate, staff, manyPacks, seeded.packPaths))
-    if (!SEARCH_ONLY) Object.assign(results, await measureNotifications(server, databaseUrl, gate, staff, seeded.packPaths))
+    // The server's CPU (all its threads, user and system) per request of a run: /proc/<pid>/stat's ticks.
+    const serverPid = server.child.pid!
+    const cpuTicks = () => {
+      const fields = fs.readFileSync(`/proc/${serverPid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+      return Number(fields[11]) + Number(fields[12])
+    }
+    const ticksPerSecond = 100
+    if (!NOTIFICATIONS_ONLY && !BROWSE_ONLY) Object.assign(results, await measureSearch(server, databaseUrl, gate, staff, manyPacks, seeded.packPaths))
+    if (!SEARCH_ONLY && !BROWSE_ONLY) Object.assign(results, await measureNotifications(server, databaseUrl, gate, staff, seeded.packPaths))
     if (NOTIFICATIONS_ONLY) log('\n(SCALE_NOTIFICATIONS_ONLY=1: the other requests are left out)')
     if (SEARCH_ONLY) log('\n(SCALE_SEARCH_ONLY=1: the other requests, the mixed run and their plans are left out)')
     for (const [name, paths, headers] of SEARCH_ONLY || NOTIFICATIONS_ONLY ? [] : requests) {
@@ -254,9 +265,11 @@ async function main(): Promise<void> {
         log(`${name.padEnd(34)} HTTP ${probe.status}`)
         continue
       }
+      const ticksBefore = cpuTicks()
       const figures = await wrk(`${server.url}/`, { connections: 50, seconds: DURATION, headers, paths, tolerateTimeouts: true })
-      results[name] = figures
-      row(name, figures)
+      const cpuMs = figures.requests > 0 ? (cpuTicks() - ticksBefore) * (1000 / ticksPerSecond) / figures.requests : Number.NaN
+      results[name] = { ...figures, cpuMsPerRequest: cpuMs }
+      row(name, figures, cpuMs)
     }
 
     if (!SEARCH_ONLY && !NOTIFICATIONS_ONLY) {

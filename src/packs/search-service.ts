@@ -425,11 +425,21 @@ async function summariesOf(db: Db, ids: readonly string[], version: number | und
  */
 export async function listingVersion(db: Db): Promise<string | undefined> {
   if (db.isTransaction) return undefined
+  const now = Date.now()
+  if (now - changedAt < SETTLE_MS) return undefined
+  // The log is read again at most every LOG_LOOK_MS for this: a kept page costs no query, and another
+  // instance's change still shows within a fraction of a second (this process's own at once, by generation).
+  const memo = listingMemo.get(db)
+  if (memo && memo.generation === generation && now - memo.at < LOG_LOOK_MS && now >= memo.at) return memo.version
   const snapshot = searchSnapshotOf(db)
   if (!(await snapshot.current(db))) return undefined
-  if (Date.now() - changedAt < SETTLE_MS) return undefined
-  return `${snapshot.version}.${generation}`
+  const version = `${snapshot.version}.${generation}`
+  listingMemo.set(db, { at: now, generation, version })
+  return version
 }
+/** How often listingVersion reads the search log (another instance's changes), at most. */
+const LOG_LOOK_MS = 200
+const listingMemo = new WeakMap<Db, { at: number; generation: number; version: string }>()
 
 /** Counts kept so far describe a site that changed (an index entry written, a pack hidden, an account disabled). */
 export function forgetFacetCounts(): void {
