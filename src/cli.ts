@@ -279,8 +279,8 @@ const COMMANDS: Record<string, Command> = {
     summary: 'load an export into this (empty) site, checking every file\'s SHA-256',
     positionals: ['dir'],
     options: {},
-    async run(db, [dir], _values, out, config) {
-      const report = await withFileStore(config, (store) => importSite(db, store, dir!))
+    async run(db, [dir], _values, out, config, err) {
+      const report = await withFileStore(config, (store) => importSite(db, store, dir!), err)
       out(`imported ${report.rows} rows and ${report.files} files (${report.bytes} bytes) from ${dir}; every file's SHA-256 matched`)
     },
   },
@@ -331,7 +331,7 @@ const COMMANDS: Record<string, Command> = {
         repair: values.repair === true ? 'all' : 'report',
         graceMs,
         onFinding: (finding) => out(formatFinding(finding)),
-      }))
+      }), err)
       out(`packs doctor: ${formatSummary(report, graceMs)}`)
       if (report.remaining === 0) return
       err(`packs: ${report.remaining} problem${report.remaining === 1 ? '' : 's'} remain${report.remaining === 1 ? 's' : ''}${values.repair === true ? ' after repair' : ' (packs doctor --repair fixes what is safe to fix)'}`)
@@ -385,11 +385,16 @@ async function withUpdateCheckCache<T>(config: Config, err: (line: string) => vo
   }
 }
 
-/** The configured store, checked as the server checks it at start, closed after `use`. */
-async function withFileStore<T>(config: Config, use: (store: FileStore) => Promise<T>): Promise<T> {
-  const store = await openFileStore(config.storageUrl)
+/**
+ * The configured store, checked as the server checks it at start, closed after `use`. `warn`: where what the
+ * store lacks is said, for the commands it matters to (import, doctor: unfinished uploads).
+ */
+async function withFileStore<T>(config: Config, use: (store: FileStore) => Promise<T>, warn?: (line: string) => void): Promise<T> {
+  const store = await openFileStore(config.storageUrl, { groupReadable: config.fileDelivery.accelRedirect !== null })
   try {
     await store.check?.()
+    const limitation = store.limitation?.()
+    if (limitation && warn) warn(`packs: warning: ${limitation}`)
     return await use(store)
   } finally {
     await store.close()

@@ -7,6 +7,8 @@
 // account the server runs as may read them, whatever the umask says.
 // Directories are 0700 and files 0600 from their creation on; a site's older,
 // looser ones are tightened at start (src/maintenance/private-files.ts).
+// With PACKS_ACCEL_REDIRECT the store is the one exception: nginx sends its
+// files, so their group may read them (shareWithGroup).
 import fs from 'node:fs'
 
 export const PRIVATE_DIR = 0o700
@@ -14,6 +16,17 @@ export const PRIVATE_FILE = 0o600
 
 /** The permission bits of the group and of others: a private path has none. */
 const SHARED_BITS = 0o077
+
+/**
+ * The group's bits on the store when nginx sends its files (PACKS_ACCEL_REDIRECT): nginx's workers run as
+ * another user, so they reach the files through the group of the store's directory, which may pass through
+ * its directories (not list them) and read its files. Others still get nothing, and nothing outside the
+ * store is opened to the group but the directories above it inside the data directory, to pass through.
+ */
+const GROUP_PASSES = 0o010
+const GROUP_READS = 0o040
+export const SHARED_STORE_DIR = PRIVATE_DIR | GROUP_PASSES
+export const SHARED_STORE_FILE = PRIVATE_FILE | GROUP_READS
 
 /** True when neither the group nor others have any permission on the path these stats are of. */
 export function isPrivate(stats: fs.Stats): boolean {
@@ -45,6 +58,27 @@ export function openPrivateFile(file: string): number {
  * is a path that is gone. True when the mode changed.
  */
 export function tightenMode(file: string, stats?: fs.Stats): boolean {
+  return changeMode(file, stats, (found) => ({ mode: found.mode & 0o7777 & ~SHARED_BITS }))
+}
+
+/** True when the path is as shareWithGroup leaves it: group `gid`, which may pass (directory) or read (file), and nothing for others. */
+export function isSharedWithGroup(stats: fs.Stats, gid: number): boolean {
+  return stats.gid === gid && (stats.mode & SHARED_BITS) === (stats.isDirectory() ? GROUP_PASSES : GROUP_READS)
+}
+
+/**
+ * Gives `file` (a directory or regular file of the store) to group `gid`, which may then pass through it
+ * (a directory) or read it (a file), and takes everything else away from the group and others; the owner's
+ * permissions stay as they are. What nginx needs to send the store's files (PACKS_ACCEL_REDIRECT). The
+ * owner must be a member of `gid`. Symbolic links and paths that are gone are left alone. True when
+ * anything changed.
+ */
+export function shareWithGroup(file: string, gid: number, stats?: fs.Stats): boolean {
+  return changeMode(file, stats, (found) => ({ mode: (found.mode & 0o7700) | (found.isDirectory() ? GROUP_PASSES : GROUP_READS), gid }))
+}
+
+/** What tightenMode and shareWithGroup do: the path's mode (and group) made what `want` says, without following a link. */
+function changeMode(file: string, stats: fs.Stats | undefined, want: (found: fs.Stats) => { mode: number; gid?: number }): boolean {
   let found = stats
   if (found === undefined) {
     try {
@@ -54,8 +88,9 @@ export function tightenMode(file: string, stats?: fs.Stats): boolean {
       throw error
     }
   }
-  if ((!found.isFile() && !found.isDirectory()) || isPrivate(found)) return false
-  const mode = found.mode & 0o7777 & ~SHARED_BITS
+  if (!found.isFile() && !found.isDirectory()) return false
+  const { mode, gid = found.gid } = want(found)
+  if ((found.mode & 0o7777) === mode && found.gid === gid) return false
   // Changed through a descriptor opened without following a link: were the path swapped for a symbolic link
   // since lstat (by someone who could write into a directory that was still open to them), chmod would
   // change the link's target instead. O_NONBLOCK: a FIFO put there must not hang the start.
@@ -67,6 +102,7 @@ export function tightenMode(file: string, stats?: fs.Stats): boolean {
     if (code === 'ENOENT' || code === 'ELOOP') return false
     // A file its owner may not read (mode 0200, say) cannot be opened to be changed: by its path, then.
     if (code === 'EACCES') {
+      if (gid !== found.gid) fs.lchownSync(file, -1, gid)
       fs.chmodSync(file, mode)
       return true
     }
@@ -75,6 +111,8 @@ export function tightenMode(file: string, stats?: fs.Stats): boolean {
   try {
     const opened = fs.fstatSync(fd)
     if (opened.ino !== found.ino || opened.dev !== found.dev) return false
+    // The group first: a change of group may clear set-id bits, never the permissions set after it.
+    if (gid !== found.gid) fs.fchownSync(fd, -1, gid)
     fs.fchmodSync(fd, mode)
     return true
   } finally {

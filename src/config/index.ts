@@ -54,6 +54,8 @@ export interface Config {
   timeouts: Timeouts
   /** Where webhooks may send; see webhookPolicyFrom. */
   webhooks: WebhookSettings
+  /** Who sends a download's bytes once Packs has decided the answer; see fileDeliveryFrom. */
+  fileDelivery: FileDelivery
   /**
    * PACKS_METRICS_TOKEN: the bearer token a Prometheus scraper sends to GET /metrics; null (unset) turns
    * /metrics off. Never logged.
@@ -69,6 +71,21 @@ export interface WebhookSettings {
    * that its address is a public one. Lower case.
    */
   allowHosts: ReadonlySet<string>
+}
+
+/**
+ * A download's bytes can leave through the engine made for them instead of this process (src/files/offload.ts).
+ * At most one of the two is set, and only for the store it suits.
+ */
+export interface FileDelivery {
+  /**
+   * PACKS_ACCEL_REDIRECT: the URI prefix of nginx's internal location over the store's directory
+   * (`/_packs_files/`); a download then answers `X-Accel-Redirect: <prefix><fan-out>/<key>` and nginx sends
+   * the file. Local disk only. Null: off.
+   */
+  accelRedirect: string | null
+  /** PACKS_S3_REDIRECT=on: downloads redirect to a presigned link of the object store, valid this many seconds (PACKS_S3_REDIRECT_TTL). Null: off. */
+  s3RedirectSeconds: number | null
 }
 
 export interface UserQuotas {
@@ -251,13 +268,14 @@ export function loadConfig(env: Env = process.env): Config {
   }
 
   const timeouts = timeoutsFrom(get)
+  const storageUrl = withDefault('STORAGE_URL', parseStorageUrl, `file:${path.join(dataDir, 'files')}`)
   return {
     host: get('HOST') ?? '127.0.0.1',
     port: withDefault('PORT', parsePort, 8000),
     dataDir,
     masterPassword: env.PACKS_MASTER_PASSWORD ? env.PACKS_MASTER_PASSWORD : null,
     databaseUrl: withDefault('DATABASE_URL', parseDatabaseUrl, `sqlite:${path.join(dataDir, 'packs.db')}`),
-    storageUrl: withDefault('STORAGE_URL', parseStorageUrl, `file:${path.join(dataDir, 'files')}`),
+    storageUrl,
     redisUrl: get('REDIS_URL') ?? null,
     baseUrl: withDefault('PACKS_BASE_URL', parseBaseUrl, null),
     uploadLimits,
@@ -283,6 +301,7 @@ export function loadConfig(env: Env = process.env): Config {
       allowHttp: withDefault('PACKS_WEBHOOK_ALLOW_HTTP', parseOnOff('PACKS_WEBHOOK_ALLOW_HTTP'), false),
       allowHosts: withDefault('PACKS_WEBHOOK_ALLOW_HOSTS', parseHostList, new Set<string>()),
     },
+    fileDelivery: fileDeliveryFrom(get, storageUrl),
     metricsToken: withDefault('PACKS_METRICS_TOKEN', parseMetricsToken, null),
   }
 }
@@ -302,6 +321,42 @@ function parseMetricsToken(raw: string): string {
     throw new ConfigError(`PACKS_METRICS_TOKEN: ${raw.length} characters is shorter than ${MIN_METRICS_TOKEN_LENGTH}; make one with: openssl rand -hex 32`)
   }
   return raw
+}
+
+/** nginx's X-Accel-Redirect prefix: a path of plain segments between slashes, as an nginx `location` names it. */
+const ACCEL_PREFIX = /^\/(?:[A-Za-z0-9_~-][A-Za-z0-9._~-]*\/)+$/
+
+/** The longest a presigned link may live: SigV4's limit (X-Amz-Expires at most 604800 s). */
+const MAX_S3_REDIRECT_SECONDS = 7 * 86_400
+
+/**
+ * PACKS_ACCEL_REDIRECT, PACKS_S3_REDIRECT and PACKS_S3_REDIRECT_TTL. Each applies to one kind of store, and
+ * a setting the store cannot use is refused rather than ignored: left unnoticed, it would have the site
+ * stream every download itself while the operator believes nginx or the store does.
+ */
+function fileDeliveryFrom(get: (name: string) => string | undefined, storageUrl: string): FileDelivery {
+  const onDisk = storageUrl.startsWith('file:')
+  const accel = get('PACKS_ACCEL_REDIRECT')
+  if (accel !== undefined && !ACCEL_PREFIX.test(accel)) {
+    throw new ConfigError(`PACKS_ACCEL_REDIRECT: "${accel.slice(0, 80)}" is not a path prefix such as /_packs_files/ (segments of letters, digits, . _ ~ -, starting and ending with /)`)
+  }
+  if (accel !== undefined && !onDisk) {
+    throw new ConfigError('PACKS_ACCEL_REDIRECT: nginx can send only files on this machine\'s disk (STORAGE_URL=file:...); with an s3:// store, PACKS_S3_REDIRECT=on lets the store send them')
+  }
+  const redirect = get('PACKS_S3_REDIRECT')
+  const s3Redirect = redirect === undefined ? false : parseOnOff('PACKS_S3_REDIRECT')(redirect)
+  if (s3Redirect && onDisk) {
+    throw new ConfigError('PACKS_S3_REDIRECT: the files are on this machine\'s disk (STORAGE_URL=file:...), not in an object store; behind nginx, PACKS_ACCEL_REDIRECT lets nginx send them')
+  }
+  const ttl = get('PACKS_S3_REDIRECT_TTL')
+  if (ttl !== undefined && !s3Redirect) throw new ConfigError('PACKS_S3_REDIRECT_TTL: set, but PACKS_S3_REDIRECT is not on')
+  let seconds = 300
+  if (ttl !== undefined) {
+    const ms = parseDuration('PACKS_S3_REDIRECT_TTL', ttl)
+    if (ms % 1000 !== 0 || ms > MAX_S3_REDIRECT_SECONDS * 1000) throw new ConfigError(`PACKS_S3_REDIRECT_TTL: "${ttl}" must be whole seconds, from 1s to 7d`)
+    seconds = ms / 1000
+  }
+  return { accelRedirect: accel ?? null, s3RedirectSeconds: s3Redirect ? seconds : null }
 }
 
 /** A comma-separated list of host names or IP addresses (a name may not carry a port, a path or a wildcard). */

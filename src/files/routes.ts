@@ -9,6 +9,7 @@ import { sendError } from '../http/errors.js'
 import type { App } from '../http/types.js'
 import { contentDisposition } from './filenames.js'
 import { ifRangeHolds, parseRange } from './ranges.js'
+import { handOffFor } from './offload.js'
 import { findStoredFile } from './service.js'
 import { prepareDownload } from './send.js'
 
@@ -85,6 +86,12 @@ export async function serveFile(app: App, request: FastifyRequest, reply: Fastif
   // later range continues a download already counted. Counting is in memory here; the writes are batched.
   const count = () => {
     if (countable && file.version && (range === null || range.start === 0)) app.downloads.record(file.version, request.ip)
+  }
+  // Behind nginx, or on S3, the bytes may be sent by them (./offload.ts): everything above is decided by now.
+  const handOff = await handOffFor(app, request, reply, file, range)
+  if (handOff) {
+    count()
+    return handOff(reply)
   }
   const reader = await file.openReader()
   if (reader) {

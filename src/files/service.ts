@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream'
 import { isUuid } from '../api/constants.js'
 import type { Db } from '../db/index.js'
 import { NotFound } from '../errors.js'
-import type { ByteRange, FileStore, PositionalReader } from '../storage/index.js'
+import type { ByteRange, FileStore, PositionalReader, PresignOptions } from '../storage/index.js'
 import { findFile } from './repository.js'
 
 /** What serving a file works with; `log` is the request's. */
@@ -27,6 +27,10 @@ export interface StoredFile {
   open(range?: ByteRange): Promise<Readable>
   /** The bytes for positional reads, when the store offers them (local disk); else undefined. Gone bytes are NotFound. */
   openReader(): Promise<PositionalReader | undefined>
+  /** Where the bytes lie under the store's directory, for nginx (local disk); else undefined. Gone bytes are NotFound. */
+  locate(): Promise<string | undefined>
+  /** A presigned link straight to the bytes in the object store; undefined on a store without such links. */
+  presign(options: PresignOptions): Promise<string | undefined>
 }
 
 /**
@@ -47,6 +51,8 @@ export async function findStoredFile(deps: FilesDeps, fileUuid: string, withVers
     version: row.version_id !== null && row.version_pack_id !== null ? { versionId: row.version_id, packRowId: row.version_pack_id } : null,
     open: (range) => missingIsNotFound(deps, row.id, () => deps.store.get(row.storage_key, range)),
     openReader: async () => (deps.store.openReader ? missingIsNotFound(deps, row.id, () => deps.store.openReader!(row.storage_key)) : undefined),
+    locate: async () => (deps.store.locate ? missingIsNotFound(deps, row.id, () => deps.store.locate!(row.storage_key)) : undefined),
+    presign: async (options) => deps.store.presignGet?.(row.storage_key, options),
   }
 }
 

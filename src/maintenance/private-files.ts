@@ -10,8 +10,8 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { Transform, pipeline as pipe, type Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
-import { isPrivate, openPrivateFile, privateDir, tightenMode } from '../config/file-modes.js'
-import type { Config } from '../config/index.js'
+import { PRIVATE_DIR, isPrivate, isSharedWithGroup, openPrivateFile, privateDir, shareWithGroup, tightenMode } from '../config/file-modes.js'
+import type { Config, FileDelivery } from '../config/index.js'
 import { BadRequest } from '../errors.js'
 
 // Backups and exports make their directories and files as the site's own are made (src/config/file-modes.ts).
@@ -105,6 +105,14 @@ export interface SiteFilesTightened {
   failedCount: number
 }
 
+/** What makeSiteFilesPrivate reads of the configuration; `fileDelivery` only for PACKS_ACCEL_REDIRECT. */
+export type SiteFilesConfig = Pick<Config, 'dataDir' | 'databaseUrl' | 'storageUrl'> & { fileDelivery?: Pick<FileDelivery, 'accelRedirect'> }
+
+/** With PACKS_ACCEL_REDIRECT on a local store, nginx sends its files and so reads them through their group. */
+function storeSharedWithNginx(config: SiteFilesConfig): boolean {
+  return config.fileDelivery?.accelRedirect != null && config.storageUrl.startsWith('file:')
+}
+
 /**
  * Takes other users' access away from a site's files made before they were
  * private (directories were 0755 and files 0644 under the usual umask): the
@@ -115,8 +123,15 @@ export interface SiteFilesTightened {
  * points at. Meant for start-up, before the database and the store are
  * opened: it reads every entry under the store once (an lstat each; only a
  * path that needs it is changed), on the event loop, as nothing is served yet.
+ *
+ * With PACKS_ACCEL_REDIRECT nginx sends the stored files: everything under the
+ * store is given the store directory's group instead, which may pass through
+ * the directories (0710) and read the files (0640), and the directories above
+ * the store inside the data directory let that group pass. The store is made
+ * here if it is missing, so nginx reaches it from the first start. Switched
+ * off again, the store is made private again.
  */
-export function makeSiteFilesPrivate(config: Pick<Config, 'dataDir' | 'databaseUrl' | 'storageUrl'>): SiteFilesTightened {
+export function makeSiteFilesPrivate(config: SiteFilesConfig): SiteFilesTightened {
   const result: SiteFilesTightened = { dataDir: 0, database: 0, files: 0, total: 0, failed: [], failedCount: 0 }
   const fail = (file: string, error: unknown) => {
     result.failedCount++
@@ -142,8 +157,38 @@ export function makeSiteFilesPrivate(config: Pick<Config, 'dataDir' | 'databaseU
     }
   }
 
+  const shared = storeSharedWithNginx(config)
+  const storeDir = config.storageUrl.startsWith('file:') ? path.resolve(config.storageUrl.slice('file:'.length)) : undefined
+  if (shared && storeDir !== undefined) {
+    try {
+      fs.mkdirSync(storeDir, { recursive: true, mode: PRIVATE_DIR })
+    } catch (error) {
+      fail(storeDir, error)
+    }
+  }
+
   const dataDir = existing(config.dataDir)
-  if (dataDir !== undefined) tighten(dataDir, 'dataDir')
+  const storeRoot = storeDir === undefined ? undefined : existing(storeDir)
+  // A store inside the data directory is reached through it: nginx passes through the data directory and
+  // whatever lies between it and the store (their group may pass, not list; the files in them stay 0600).
+  const relative = shared && dataDir !== undefined && storeRoot !== undefined ? path.relative(dataDir, storeRoot) : ''
+  const storeInside = relative !== '' && !relative.startsWith('..') && !path.isAbsolute(relative)
+  const between = storeInside ? path.dirname(relative).split(path.sep).filter((part) => part !== '.') : []
+  const letGroupPass = (dir: string, part: 'dataDir' | 'files') => {
+    try {
+      const stats = fs.lstatSync(dir)
+      if (!shareWithGroup(dir, stats.gid, stats)) return
+      result[part]++
+      result.total++
+    } catch (error) {
+      fail(dir, error)
+    }
+  }
+  if (dataDir !== undefined) {
+    if (storeInside) letGroupPass(dataDir, 'dataDir')
+    else tighten(dataDir, 'dataDir')
+  }
+  between.forEach((_, i) => letGroupPass(path.join(dataDir!, ...between.slice(0, i + 1)), 'files'))
 
   const sqliteFile = config.databaseUrl.startsWith('sqlite:') ? config.databaseUrl.slice('sqlite:'.length) : undefined
   if (sqliteFile !== undefined && sqliteFile !== ':memory:') {
@@ -152,13 +197,25 @@ export function makeSiteFilesPrivate(config: Pick<Config, 'dataDir' | 'databaseU
     if (database !== undefined) for (const suffix of ['', '-wal', '-shm', '-journal']) tighten(`${database}${suffix}`, 'database')
   }
 
-  const storeRoot = config.storageUrl.startsWith('file:') ? existing(path.resolve(config.storageUrl.slice('file:'.length))) : undefined
   // Nothing under a private directory can be reached by other users, whatever its own modes, and the
   // directory is made private only once everything under it was walked (below): a store whose directory is
   // private was made by this release or tightened at an earlier start, and a large one is not read again at
   // every start (a million files is a million lstat calls: seconds when cached, minutes from a cold disk).
   const rootStats = storeRoot === undefined ? undefined : fs.lstatSync(storeRoot, { throwIfNoEntry: false })
-  if (storeRoot !== undefined && rootStats?.isDirectory() && !isPrivate(rootStats)) {
+  // Shared with nginx, everything goes to the store directory's group; its directory, shared last, marks a store walked.
+  const group = rootStats?.gid ?? -1
+  const settle = (file: string, stats?: fs.Stats) => {
+    if (!shared) return tighten(file, 'files', stats)
+    try {
+      if (!shareWithGroup(file, group, stats)) return
+      result.files++
+      result.total++
+    } catch (error) {
+      fail(file, error)
+    }
+  }
+  const settled = (stats: fs.Stats) => (shared ? isSharedWithGroup(stats, group) : isPrivate(stats))
+  if (storeRoot !== undefined && rootStats?.isDirectory() && !settled(rootStats)) {
     // Depth first: memory holds the names of one directory and the directories still to read, whatever the store's size.
     const dirs = [storeRoot]
     while (dirs.length > 0) {
@@ -181,13 +238,13 @@ export function makeSiteFilesPrivate(config: Pick<Config, 'dataDir' | 'databaseU
           fail(file, error)
         }
         if (stats === undefined) continue
-        tighten(file, 'files', stats)
+        settle(file, stats)
         // Never through a symbolic link: what it points at is not the store's.
         if (stats.isDirectory()) dirs.push(file)
       }
     }
     // Last: a start interrupted before this walks the store again at the next one.
-    tighten(storeRoot, 'files', rootStats)
+    settle(storeRoot, rootStats)
   }
   return result
 }
@@ -197,7 +254,7 @@ export function makeSiteFilesPrivate(config: Pick<Config, 'dataDir' | 'databaseU
  * changed anything (null when nothing needed it), `warning` when some paths
  * could not be changed.
  */
-export function describeSiteFilesTightened(result: SiteFilesTightened, config: Pick<Config, 'dataDir' | 'databaseUrl' | 'storageUrl'>): {
+export function describeSiteFilesTightened(result: SiteFilesTightened, config: SiteFilesConfig): {
   info: { fields: Record<string, number>; message: string } | null
   warning: string | null
 } {
@@ -207,8 +264,12 @@ export function describeSiteFilesTightened(result: SiteFilesTightened, config: P
   if (result.files > 0) parts.push(`${result.files} in the stored files ${config.storageUrl.slice('file:'.length)}`)
   const info = result.total === 0 ? null : {
     fields: { tightened: result.total, dataDir: result.dataDir, database: result.database, files: result.files },
-    message: `packs: made ${result.total} path${result.total === 1 ? '' : 's'} private that other users of this machine could read `
-      + `(now 0700 directories, 0600 files): ${parts.join(', ')}`,
+    message: storeSharedWithNginx(config)
+      ? `packs: set ${result.total} path${result.total === 1 ? '' : 's'} as PACKS_ACCEL_REDIRECT needs them (nginx sends the stored files): `
+        + `the store's group may pass through its directories (0710) and read its files (0640), and nothing else of the site `
+        + `(0700 directories, 0600 files, the data directory 0710 when the store is inside it): ${parts.join(', ')}`
+      : `packs: made ${result.total} path${result.total === 1 ? '' : 's'} private that other users of this machine could read `
+        + `(now 0700 directories, 0600 files): ${parts.join(', ')}`,
   }
   const more = result.failedCount > result.failed.length ? ` and ${result.failedCount - result.failed.length} more` : ''
   const warning = result.failedCount === 0 ? null

@@ -6,7 +6,7 @@ import { once } from 'node:events'
 import type { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { ConfigError } from '../config/index.js'
-import { PRIVATE_DIR, PRIVATE_FILE } from '../config/file-modes.js'
+import { PRIVATE_DIR, PRIVATE_FILE, SHARED_STORE_DIR, SHARED_STORE_FILE } from '../config/file-modes.js'
 import { StorageUnavailable } from '../errors.js'
 import type { ByteRange, FileStore, PositionalReader, StoredObject, UnfinishedWrite } from './types.js'
 
@@ -55,6 +55,15 @@ async function statFile(file: string): Promise<fs.Stats | undefined> {
   }
 }
 
+export interface LocalStoreOptions {
+  /**
+   * PACKS_ACCEL_REDIRECT: nginx, running as another user, sends the stored files, so each new one and its
+   * fan-out directory is given the group of the store's directory, which may read the file and pass through
+   * the directory (src/config/file-modes.ts). The server's user must belong to that group.
+   */
+  groupReadable?: boolean
+}
+
 /**
  * Files on the local disk. A put writes to a temporary name in the same
  * directory and renames it into place, so a reader never sees half a file and
@@ -62,8 +71,10 @@ async function statFile(file: string): Promise<fs.Stats | undefined> {
  */
 export class LocalFileStore implements FileStore {
   readonly root: string
+  /** The store directory's group, which new files are given when nginx reads them; null: files stay the owner's alone. */
+  private readonly sharedGroup: number | null
 
-  constructor(root: string) {
+  constructor(root: string, options: LocalStoreOptions = {}) {
     this.root = path.resolve(root)
     try {
       // Stored files are the site's, whatever the umask: the directory 0700 (missing parents too), each file
@@ -75,12 +86,50 @@ export class LocalFileStore implements FileStore {
     } catch (error) {
       throw new ConfigError(`STORAGE_URL: ${this.root} is not a writable directory (${(error as NodeJS.ErrnoException).code ?? 'error'})`)
     }
+    this.sharedGroup = options.groupReadable ? LocalFileStore.groupOf(this.root) : null
+  }
+
+  /** The directory's group, which this process must be able to give files to (a member, or root). */
+  private static groupOf(root: string): number {
+    const gid = fs.statSync(root).gid
+    const member = process.getuid?.() === 0 || process.getgid?.() === gid || (process.getgroups?.() ?? []).includes(gid)
+    if (!member) {
+      throw new ConfigError(`STORAGE_URL: with PACKS_ACCEL_REDIRECT the stored files are given the group of ${root} (gid ${gid}), for nginx to read them, `
+        + 'but the server\'s user is not a member of it: add it to that group (docs/deploy.md, One machine behind nginx)')
+    }
+    return gid
+  }
+
+  /** Gives a new directory or file of the store to the store's group when nginx sends the files; the umask cannot grant it. */
+  private async share(file: string, mode: number): Promise<void> {
+    if (this.sharedGroup === null) return
+    await fsp.chown(file, -1, this.sharedGroup)
+    await fsp.chmod(file, mode)
   }
 
   /** Two-character fan-out keeps directories small on sites with many files. */
   private pathOf(key: string): string {
+    return path.join(this.root, LocalFileStore.relativePathOf(key))
+  }
+
+  /** `<fan-out>/<key>`, with a forward slash: how nginx's location over the root names the file too. */
+  private static relativePathOf(key: string): string {
     if (!SAFE_KEY.test(key)) throw new Error(`invalid storage key: ${key}`)
-    return path.join(this.root, key.slice(0, 2), key)
+    return `${key.slice(0, 2)}/${key}`
+  }
+
+  async locate(key: string): Promise<string> {
+    const relative = LocalFileStore.relativePathOf(key)
+    let stats: fs.Stats
+    try {
+      stats = await fsp.stat(path.join(this.root, relative))
+    } catch (error) {
+      // ENOENT keeps its meaning (no such file: the file route's 404); anything else is the disk.
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw error
+      throw new StorageUnavailable(error)
+    }
+    if (!stats.isFile()) throw Object.assign(new Error(`no stored file for ${key}`), { code: 'ENOENT' })
+    return relative
   }
 
   async put(key: string, body: Readable): Promise<void> {
@@ -98,9 +147,12 @@ export class LocalFileStore implements FileStore {
     try {
       // The umask can only take bits away from these modes, never add any.
       await fsp.mkdir(path.dirname(target), { recursive: true, mode: PRIVATE_DIR })
+      await this.share(path.dirname(target), SHARED_STORE_DIR)
       sink = fs.createWriteStream(temporary, { flags: 'wx', mode: PRIVATE_FILE, highWaterMark: WRITE_BUFFER })
       sink.once('error', () => { failedFirst ??= 'disk' })
       await pipeline(body, sink)
+      // Before the rename, so the file appears under its key already readable by nginx.
+      await this.share(temporary, SHARED_STORE_FILE)
       await fsp.rename(temporary, target)
     } catch (error) {
       // The write stream opens its file asynchronously: one destroyed before its open finished still

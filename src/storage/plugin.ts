@@ -13,13 +13,16 @@ declare module 'fastify' {
 }
 
 export default fp(async (app) => {
-  const store = await openFileStore(app.config.storageUrl)
+  const store = await openFileStore(app.config.storageUrl, { groupReadable: app.config.fileDelivery.accelRedirect !== null })
   try {
     await store.check?.()
   } catch (error) {
     await store.close()
     throw error
   }
+  // Once per start: a store without an optional operation still serves, with what is lost said here.
+  const limitation = store.limitation?.()
+  if (limitation) app.log.warn(`packs: ${limitation}`)
   app.decorate('store', store)
   app.addHook('onClose', async () => {
     await store.close()

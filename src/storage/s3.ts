@@ -12,12 +12,27 @@ import {
 import { Upload } from '@aws-sdk/lib-storage'
 import { ConfigError, redactUrl } from '../config/index.js'
 import { StorageUnavailable } from '../errors.js'
-import type { ByteRange, FileStore, StoredObject, UnfinishedWrite } from './types.js'
+import type { ByteRange, FileStore, PresignOptions, StoredObject, UnfinishedWrite } from './types.js'
 
 const SAFE_KEY = /^[A-Za-z0-9][A-Za-z0-9._-]*$/
 // S3's bucket naming rules (3-63 lowercase letters, digits, dots and hyphens).
 const BUCKET_NAME = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/
 const KNOWN_PARAMS = new Set(['endpoint', 'region', 'path_style', 'prefix'])
+
+/**
+ * The S3 operations Packs can do without (docs/deploy.md lists every one it uses). They are how the
+ * consistency check finds and removes the multipart uploads a crash or a cut-off upload left unfinished;
+ * a store may lack them (stock s3rver answers ListMultipartUploads with 501 and AbortMultipartUpload with 405).
+ */
+type OptionalOperation = 'ListMultipartUploads' | 'AbortMultipartUpload'
+
+/** A store's answer that it has no such operation (501 Not Implemented, 405 Method Not Allowed), not a failure of one it has. */
+function notOffered(error: unknown): number | undefined {
+  if (!(error instanceof S3ServiceException)) return undefined
+  const status = error.$metadata.httpStatusCode
+  if (status === 501 || status === 405 || error.name === 'NotImplemented' || error.name === 'MethodNotAllowed') return status ?? 501
+  return undefined
+}
 
 /** 5 MiB is S3's smallest allowed part; with two parts in flight an upload holds about 15 MiB at most. */
 export const PART_SIZE = 5 * 1024 * 1024
@@ -91,6 +106,9 @@ export function parseS3Url(raw: string, env: NodeJS.ProcessEnv = process.env): S
 export class S3FileStore implements FileStore {
   readonly location: S3Location
   readonly client: S3Client
+  /** The optional operations this store answered it does not have, with the status it answered. */
+  private readonly missing = new Map<OptionalOperation, number>()
+  private presigner: Promise<typeof import('@aws-sdk/s3-request-presigner')> | undefined
 
   constructor(location: S3Location) {
     this.location = location
@@ -138,6 +156,44 @@ export class S3FileStore implements FileStore {
       else reason = `cannot reach ${where} for bucket "${bucket}" (${err.code ?? err.name}: ${err.message})`
       throw new ConfigError(`STORAGE_URL: ${reason}`)
     }
+    await this.probeOptionalOperations()
+  }
+
+  /**
+   * Asks once, at start, whether the store has the optional operations, so that without them Packs runs on
+   * (nothing else needs them) and the operator is told once what is lost (limitation()), instead of every
+   * consistency check and `packs import` failing on the first unfinished-upload listing. A probe that fails
+   * otherwise (refused, say) says nothing: the operation is taken to be there, as before.
+   */
+  private async probeOptionalOperations(): Promise<void> {
+    const { bucket, prefix } = this.location
+    const probes: [OptionalOperation, () => Promise<unknown>][] = [
+      ['ListMultipartUploads', () => this.client.send(new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: prefix, MaxUploads: 1 }))],
+      // An upload id no store has made: a store with the operation answers 404 NoSuchUpload, and nothing is touched.
+      ['AbortMultipartUpload', () => this.client.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: `${prefix}packs-probe`, UploadId: 'packs-probe-no-such-upload' }))],
+    ]
+    for (const [operation, probe] of probes) {
+      try {
+        await probe()
+      } catch (error) {
+        const status = notOffered(error)
+        if (status !== undefined) this.missing.set(operation, status)
+      }
+    }
+  }
+
+  limitation(): string | null {
+    if (this.missing.size === 0) return null
+    const names = [...this.missing].map(([operation, status]) => `${operation} (it answered ${status})`)
+    return `the object store lacks ${names.join(' and ')}, optional S3 operations: multipart uploads that a crash or a cut-off `
+      + 'upload left unfinished cannot be listed and removed by the consistency check, so their parts stay in the bucket, '
+      + 'unseen, until the store\'s own tools remove them (an AbortIncompleteMultipartUpload lifecycle rule, where it has one); '
+      + 'everything else works'
+  }
+
+  /** Unfinished uploads can be neither found nor removed without both operations. */
+  private canCleanUp(): boolean {
+    return !this.missing.has('ListMultipartUploads') && !this.missing.has('AbortMultipartUpload')
   }
 
   async put(key: string, body: Readable): Promise<void> {
@@ -194,7 +250,7 @@ export class S3FileStore implements FileStore {
    * upload (listUnfinished) for the consistency check to remove.
    */
   private async abortUpload(objectKey: string, uploadId: string | undefined): Promise<void> {
-    if (uploadId === undefined) return
+    if (uploadId === undefined || this.missing.has('AbortMultipartUpload')) return
     try {
       await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.location.bucket, Key: objectKey, UploadId: uploadId }))
     } catch {
@@ -216,6 +272,24 @@ export class S3FileStore implements FileStore {
         // Same shape as a missing local file, which callers already handle.
         throw Object.assign(new Error(`no stored object for ${key}`), { code: 'ENOENT' })
       }
+      throw new StorageUnavailable(error)
+    }
+  }
+
+  async presignGet(key: string, options: PresignOptions): Promise<string> {
+    // Loaded at the first redirect: a site that streams its downloads (the default) never needs it.
+    this.presigner ??= import('@aws-sdk/s3-request-presigner')
+    const { getSignedUrl } = await this.presigner
+    const command = new GetObjectCommand({
+      Bucket: this.location.bucket,
+      Key: this.objectKey(key),
+      ResponseContentDisposition: options.contentDisposition,
+      ResponseContentType: options.contentType,
+    })
+    try {
+      return await getSignedUrl(this.client, command, { expiresIn: options.seconds })
+    } catch (error) {
+      // Signing asks nothing of the store; what fails here is finding the credentials.
       throw new StorageUnavailable(error)
     }
   }
@@ -250,15 +324,26 @@ export class S3FileStore implements FileStore {
   }
 
   async *listUnfinished(): AsyncIterable<UnfinishedWrite> {
+    // What limitation() tells the operator: without these there is nothing the caller could do with a listing.
+    if (!this.canCleanUp()) return
     const { bucket, prefix } = this.location
     let keyMarker: string | undefined
     let uploadIdMarker: string | undefined
     for (;;) {
-      const page = await this.client.send(new ListMultipartUploadsCommand({
-        Bucket: bucket,
-        Prefix: prefix,
-        ...(keyMarker !== undefined ? { KeyMarker: keyMarker, UploadIdMarker: uploadIdMarker } : {}),
-      }))
+      let page
+      try {
+        page = await this.client.send(new ListMultipartUploadsCommand({
+          Bucket: bucket,
+          Prefix: prefix,
+          ...(keyMarker !== undefined ? { KeyMarker: keyMarker, UploadIdMarker: uploadIdMarker } : {}),
+        }))
+      } catch (error) {
+        // A store opened without check() learns it here, once.
+        const status = notOffered(error)
+        if (status === undefined) throw error
+        this.missing.set('ListMultipartUploads', status)
+        return
+      }
       for (const upload of page.Uploads ?? []) {
         const key = upload.Key?.slice(prefix.length)
         // Without its start time an upload's age is unknown: it is left alone rather than guessed old.

@@ -40,6 +40,14 @@ export interface PositionalReader {
   close(): Promise<void>
 }
 
+/** How a presigned link's answer is to describe the bytes (S3's response-* overrides). */
+export interface PresignOptions {
+  /** How long the link works, in seconds. */
+  seconds: number
+  contentDisposition: string
+  contentType: string
+}
+
 export interface FileStore {
   /**
    * Streams `body` into the store under `key`. Resolves once the bytes are
@@ -54,6 +62,17 @@ export interface FileStore {
    * into a few buffers it reuses instead of a new one per chunk (src/files/send.ts). Rejects with ENOENT as get does.
    */
   openReader?(key: string): Promise<PositionalReader>
+  /**
+   * Where the key's file lies under the store's directory (`<fan-out>/<key>`), once it is known to be there
+   * (ENOENT otherwise, as get does): for nginx, which sends the file from that directory itself
+   * (PACKS_ACCEL_REDIRECT, src/files/offload.ts). Local disk only.
+   */
+  locate?(key: string): Promise<string>
+  /**
+   * A link that fetches the object straight from the store for `options.seconds`, answered with the given
+   * Content-Disposition and Content-Type (PACKS_S3_REDIRECT). Object stores only; made without a request.
+   */
+  presignGet?(key: string, options: PresignOptions): Promise<string>
   /** Removes the bytes; removing a missing key is not an error. */
   delete(key: string): Promise<void>
   /**
@@ -75,4 +94,9 @@ export interface FileStore {
    * bad STORAGE_URL fails at start rather than at the first upload.
    */
   check?(): Promise<void>
+  /**
+   * What check() found this store lacks of what Packs would use, and what is lost without it, as one line
+   * for the operator; null when nothing is missing.
+   */
+  limitation?(): string | null
 }

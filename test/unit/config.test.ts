@@ -179,3 +179,33 @@ describe('WEB_CONCURRENCY', () => {
     rejects({ WEB_CONCURRENCY: '65' }, 'WEB_CONCURRENCY')
   })
 })
+
+describe('PACKS_ACCEL_REDIRECT, PACKS_S3_REDIRECT, PACKS_S3_REDIRECT_TTL', () => {
+  const s3 = 's3://packs-files?endpoint=http://127.0.0.1:9000&region=us-east-1'
+
+  test('off by default: this process sends every download', () => {
+    assert.deepEqual(loadConfig({}).fileDelivery, { accelRedirect: null, s3RedirectSeconds: null })
+    assert.deepEqual(loadConfig({ STORAGE_URL: s3 }).fileDelivery, { accelRedirect: null, s3RedirectSeconds: null })
+    assert.deepEqual(loadConfig({ PACKS_S3_REDIRECT: 'off' }).fileDelivery, { accelRedirect: null, s3RedirectSeconds: null })
+  })
+
+  test('PACKS_ACCEL_REDIRECT: the prefix of an nginx location, for files on this machine\'s disk only', () => {
+    assert.equal(loadConfig({ PACKS_ACCEL_REDIRECT: '/_packs_files/' }).fileDelivery.accelRedirect, '/_packs_files/')
+    assert.equal(loadConfig({ PACKS_ACCEL_REDIRECT: '/internal/files.v2/' }).fileDelivery.accelRedirect, '/internal/files.v2/')
+    for (const bad of ['_packs_files/', '/_packs_files', '/', '//x/', '/a/../b/', '/./', '/files?x/', '/a b/', 'http://x/']) {
+      rejects({ PACKS_ACCEL_REDIRECT: bad }, 'PACKS_ACCEL_REDIRECT')
+    }
+    rejects({ PACKS_ACCEL_REDIRECT: '/_packs_files/', STORAGE_URL: s3 }, 'PACKS_ACCEL_REDIRECT')
+  })
+
+  test('PACKS_S3_REDIRECT: on for an object store only; its links live 5 minutes, or PACKS_S3_REDIRECT_TTL (whole seconds, 1s to 7d)', () => {
+    assert.equal(loadConfig({ STORAGE_URL: s3, PACKS_S3_REDIRECT: 'on' }).fileDelivery.s3RedirectSeconds, 300)
+    assert.equal(loadConfig({ STORAGE_URL: s3, PACKS_S3_REDIRECT: 'on', PACKS_S3_REDIRECT_TTL: '1s' }).fileDelivery.s3RedirectSeconds, 1)
+    assert.equal(loadConfig({ STORAGE_URL: s3, PACKS_S3_REDIRECT: 'on', PACKS_S3_REDIRECT_TTL: '7d' }).fileDelivery.s3RedirectSeconds, 7 * 86_400)
+    rejects({ PACKS_S3_REDIRECT: 'on' }, 'PACKS_S3_REDIRECT')
+    rejects({ STORAGE_URL: s3, PACKS_S3_REDIRECT: 'maybe' }, 'PACKS_S3_REDIRECT')
+    for (const bad of ['0s', '1500ms', '8d', 'soon']) rejects({ STORAGE_URL: s3, PACKS_S3_REDIRECT: 'on', PACKS_S3_REDIRECT_TTL: bad }, 'PACKS_S3_REDIRECT_TTL')
+    // A lifetime without the redirect is a setting that would do nothing: a typo of the other name, surely.
+    rejects({ STORAGE_URL: s3, PACKS_S3_REDIRECT_TTL: '5m' }, 'PACKS_S3_REDIRECT_TTL')
+  })
+})

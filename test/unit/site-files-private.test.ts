@@ -92,3 +92,59 @@ describe('makeSiteFilesPrivate', () => {
     assert.equal(mode(path.join(dataDir, 'files/ab/abc')), 0o600)
   })
 })
+
+describe('makeSiteFilesPrivate with PACKS_ACCEL_REDIRECT (nginx reads the stored files through their group)', () => {
+  const accel = { accelRedirect: '/_packs_files/' }
+
+  test('the store goes to its directory\'s group, which may pass and read; the data directory lets it pass; nothing else opens; off again, all private', () => {
+    const dataDir = path.join(tempDir('packs-private-unit-'), 'data')
+    looseTree(dataDir, ['packs.db', 'packs.db-wal', 'files/ab/abcdef', 'files/cd/cdef', 'notes.txt'])
+    fs.chmodSync(path.join(dataDir, 'files/cd/cdef'), 0o444)
+    fs.chmodSync(path.join(dataDir, 'files/ab'), 0o777)
+    const base = { dataDir, databaseUrl: `sqlite:${path.join(dataDir, 'packs.db')}`, storageUrl: `file:${path.join(dataDir, 'files')}` }
+    const config = { ...base, fileDelivery: accel }
+    const result = makeSiteFilesPrivate(config)
+    assert.deepEqual({ ...result, failed: [] }, { dataDir: 1, database: 2, files: 5, total: 8, failed: [], failedCount: 0 })
+    assert.equal(mode(dataDir), 0o710, 'nginx passes through the data directory to the store inside it')
+    for (const dir of ['files', 'files/ab', 'files/cd']) assert.equal(mode(path.join(dataDir, dir)), 0o710, dir)
+    assert.equal(mode(path.join(dataDir, 'files/ab/abcdef')), 0o640)
+    assert.equal(mode(path.join(dataDir, 'files/cd/cdef')), 0o440, 'the owner\'s permissions stay as they were')
+    for (const file of ['packs.db', 'packs.db-wal']) assert.equal(mode(path.join(dataDir, file)), 0o600, file)
+    assert.equal(mode(path.join(dataDir, 'notes.txt')), 0o644, 'not the site\'s')
+    const { info } = describeSiteFilesTightened(result, config)
+    assert.match(info!.message, /^packs: set 8 paths as PACKS_ACCEL_REDIRECT needs them \(nginx sends the stored files\): the store's group may pass through its directories \(0710\) and read its files \(0640\)/)
+    assert.equal(makeSiteFilesPrivate(config).total, 0, 'a store already shared is not walked again')
+
+    const off = makeSiteFilesPrivate(base)
+    assert.deepEqual({ ...off, failed: [] }, { dataDir: 1, database: 0, files: 5, total: 6, failed: [], failedCount: 0 })
+    assert.equal(mode(dataDir), 0o700)
+    assert.equal(mode(path.join(dataDir, 'files/ab/abcdef')), 0o600)
+    assert.equal(mode(path.join(dataDir, 'files')), 0o700)
+  })
+
+  test('a store that is not there yet is made, its group able to pass from the first start', () => {
+    const dataDir = path.join(tempDir('packs-private-unit-'), 'data')
+    const config = { dataDir, databaseUrl: `sqlite:${path.join(dataDir, 'packs.db')}`, storageUrl: `file:${path.join(dataDir, 'files')}`, fileDelivery: accel }
+    makeSiteFilesPrivate(config)
+    assert.equal(mode(dataDir), 0o710)
+    assert.equal(mode(path.join(dataDir, 'files')), 0o710)
+  })
+
+  test('a store elsewhere: its own directory\'s group, given to everything in it; the data directory stays private', { skip: process.getuid?.() !== 0 && 'giving files to another group needs a member of it: runs as root (CI)' }, () => {
+    const base = tempDir('packs-private-unit-')
+    const dataDir = path.join(base, 'data')
+    fs.mkdirSync(dataDir, { mode: 0o755 })
+    const store = path.join(base, 'store')
+    looseTree(store, ['ab/abc'])
+    // The group an operator made for nginx (nogroup here), set on the store's directory.
+    const group = 65534
+    fs.chownSync(store, -1, group)
+    const config = { dataDir, databaseUrl: 'sqlite::memory:', storageUrl: `file:${store}`, fileDelivery: accel }
+    assert.equal(makeSiteFilesPrivate(config).failedCount, 0)
+    assert.equal(mode(dataDir), 0o700)
+    for (const [file, want] of [[store, 0o710], [path.join(store, 'ab'), 0o710], [path.join(store, 'ab/abc'), 0o640]] as const) {
+      assert.equal(mode(file), want, file)
+      assert.equal(fs.lstatSync(file).gid, group, file)
+    }
+  })
+})
