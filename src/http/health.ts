@@ -81,7 +81,6 @@ export class Readiness {
     const { running, startedAt } = state
     return new Promise<ProbeResult>((resolve) => {
       const timer = setTimeout(() => resolve({ name, ok: false, ms: this.timeoutMs, failure: 'timeout' }), Math.max(0, this.timeoutMs - (this.clock() - startedAt)))
-      timer.unref()
       void running.then(
         () => resolve({ name, ok: true, ms: this.clock() - startedAt }),
         () => resolve({ name, ok: false, ms: this.clock() - startedAt, failure: 'error' }),

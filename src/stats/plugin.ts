@@ -26,11 +26,6 @@ declare module 'fastify' {
     /** GET /metrics' exposition; null while PACKS_METRICS_TOKEN is unset (metrics off). */
     prometheus: Exporter | null
   }
-  interface FastifyRequest {
-    /** The connection's byte counts when this request began: what it moved is the difference at its end. */
-    sentAtStart: number
-    receivedAtStart: number
-  }
 }
 
 export interface MetricsOptions {
@@ -71,20 +66,28 @@ async function metricsPlugin(app: App, options: MetricsOptions): Promise<void> {
     })
     return
   }
-  app.decorateRequest('sentAtStart', 0)
-  app.decorateRequest('receivedAtStart', 0)
-  // The socket's counters, not Content-Length: a download cut short counts what was really sent, a chunked
-  // upload what was really read. Light-my-request's sockets (app.inject) have no counters: nothing is counted.
-  app.addHook('onRequest', (request, _reply, done) => {
-    const socket = request.raw.socket as Socket | null
-    request.sentAtStart = socket?.bytesWritten ?? 0
-    request.receivedAtStart = socket?.bytesRead ?? 0
-    done()
-  })
+  // The socket's counters rather than Content-Length: a chunked upload counts what was really read, a 304 or a
+  // HEAD what really went out. A request counts what its connection moved since the answer before it on that
+  // connection: its own headers and body, and its answer's. Light-my-request's sockets (app.inject) have no
+  // counters: nothing is counted.
+  const marks = new WeakMap<Socket, { sent: number; received: number }>()
   app.addHook('onResponse', (request, reply, done) => {
     const socket = request.raw.socket as Socket | null
-    const sent = typeof socket?.bytesWritten === 'number' ? socket.bytesWritten - request.sentAtStart : 0
-    const received = typeof socket?.bytesRead === 'number' ? socket.bytesRead - request.receivedAtStart : 0
+    let sent = 0
+    let received = 0
+    if (socket && typeof socket.bytesWritten === 'number' && typeof socket.bytesRead === 'number') {
+      const mark = marks.get(socket)
+      const written = socket.bytesWritten
+      const read = socket.bytesRead
+      sent = written - (mark?.sent ?? 0)
+      received = read - (mark?.received ?? 0)
+      if (mark) {
+        mark.sent = written
+        mark.received = read
+      } else {
+        marks.set(socket, { sent: written, received: read })
+      }
+    }
     metrics.record(request.routeKey ?? 'unmatched', reply.elapsedTime, reply.statusCode, sent, received)
     done()
   })
@@ -115,7 +118,6 @@ async function openExporter(app: App, metrics: RouteMetrics, options: MetricsOpt
 function withinTime<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
   return new Promise((resolve) => {
     const timer = setTimeout(() => resolve(undefined), ms)
-    timer.unref()
     void promise.then(resolve, () => resolve(undefined)).finally(() => clearTimeout(timer))
   })
 }

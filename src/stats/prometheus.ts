@@ -99,7 +99,7 @@ export async function createExporter(sources: ExporterSources): Promise<Exporter
 
   new client.Counter({
     name: 'packs_http_response_bytes_total',
-    help: 'Bytes written for responses (headers and body), by route pattern. Not the fast path\'s update-check answers: packs_connection_sent_bytes_total has those.',
+    help: 'Bytes written for answers (headers and body), by route pattern. Not the fast path\'s update-check answers: packs_connection_sent_bytes_total has those.',
     labelNames: ['method', 'route'] as const,
     registers: [registry],
     collect() {
@@ -108,8 +108,8 @@ export async function createExporter(sources: ExporterSources): Promise<Exporter
     },
   })
   new client.Counter({
-    name: 'packs_http_request_body_bytes_total',
-    help: 'Bytes of request bodies read (uploads, forms, JSON), by route pattern.',
+    name: 'packs_http_request_bytes_total',
+    help: 'Bytes read for requests (headers and body: uploads, forms, JSON), by route pattern.',
     labelNames: ['method', 'route'] as const,
     registers: [registry],
     collect() {

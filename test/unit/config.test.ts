@@ -209,3 +209,15 @@ describe('PACKS_ACCEL_REDIRECT, PACKS_S3_REDIRECT, PACKS_S3_REDIRECT_TTL', () =>
     rejects({ STORAGE_URL: s3, PACKS_S3_REDIRECT_TTL: '5m' }, 'PACKS_S3_REDIRECT_TTL')
   })
 })
+
+describe('PACKS_METRICS_TOKEN', () => {
+  test('unset: /metrics is off; else the token, 32 printable characters at least, never repeated in an error', () => {
+    assert.equal(loadConfig({}).metricsToken, null)
+    const token = 'a'.repeat(32)
+    assert.equal(loadConfig({ PACKS_METRICS_TOKEN: token }).metricsToken, token)
+    for (const bad of ['a'.repeat(31), `${'a'.repeat(16)} ${'a'.repeat(16)}`, `${'é'.repeat(32)}`]) {
+      rejects({ PACKS_METRICS_TOKEN: bad }, 'PACKS_METRICS_TOKEN')
+      assert.throws(() => loadConfig({ PACKS_METRICS_TOKEN: bad }), (error: Error) => !error.message.includes(bad) && /openssl rand -hex 32/.test(error.message))
+    }
+  })
+})
