@@ -5,6 +5,7 @@ import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import { redisSkip, startRedis, type RedisServer } from '../helpers/redis.js'
 import { startExpectingFailure, startServer, type RunningServer } from '../helpers/server.js'
+import { METRICS_TOKEN, afterEventLoopSample, parseExposition, valueOf } from '../helpers/prometheus.js'
 
 test('several workers without Redis are refused at start with one line: they could not share caches and limits', async () => {
   const result = await startExpectingFailure({ WEB_CONCURRENCY: '2', REDIS_URL: undefined })
@@ -18,11 +19,27 @@ describe('WEB_CONCURRENCY=2 with Redis', { skip: redisSkip }, () => {
 
   before(async () => {
     redis = await startRedis()
-    server = await startServer({ env: { WEB_CONCURRENCY: '2', REDIS_URL: redis.url, PACKS_MASTER_PASSWORD: undefined } })
+    server = await startServer({ env: { WEB_CONCURRENCY: '2', REDIS_URL: redis.url, PACKS_MASTER_PASSWORD: undefined, PACKS_METRICS_TOKEN: METRICS_TOKEN } })
   })
   after(async () => {
     await server?.stop().catch(() => {})
     await redis?.stop()
+  })
+
+  test('a scrape of /metrics, whichever worker takes it, counts every worker\'s requests', async () => {
+    const password = /Site password: (\S+)/.exec(server.stdout())![1]!
+    const answers = await Promise.all(Array.from({ length: 40 }, () =>
+      fetch(`${server.url}/api/tags/autocomplete/?q=metrics`, { headers: { 'x-master-password': password, connection: 'close' } }).then((r) => r.status)))
+    assert.deepEqual(new Set(answers), new Set([200]))
+    for (let i = 0; i < 6; i++) {
+      await afterEventLoopSample()
+      const res = await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}`, connection: 'close' } })
+      assert.equal(res.status, 200)
+      const metrics = await parseExposition(await res.text())
+      assert.equal(valueOf(metrics, 'packs_http_requests_total', { route: '/api/tags/autocomplete/', status: '200' }), 40, `scrape ${i + 1}: both workers' requests`)
+      // A gauge of one thing for all workers is taken once, not added up.
+      assert.equal(valueOf(metrics, 'packs_build_info'), 1)
+    }
   })
 
   test('two workers serve one port; the generated password is printed once; SIGTERM stops them all', async () => {
