@@ -24,6 +24,8 @@ const PACKAGES = {
   'pg': /\/node_modules\/pg(-[a-z]+)?\//,
   'the AWS SDK': /\/node_modules\/@(aws-sdk|smithy)\//,
   'redis': /\/node_modules\/(redis|@redis\/[a-z-]+)\//,
+  // Not a backend, but loaded on demand the same way: only when PACKS_METRICS_TOKEN turns /metrics on.
+  'prom-client': /\/node_modules\/prom-client\//,
 }
 type Package = keyof typeof PACKAGES
 
@@ -159,6 +161,7 @@ describe('optional backends are loaded only when configured', () => {
     server = await run(['--input-type=module', '-e', STEPS], {
       STEPS: JSON.stringify([
         { name: 'sqlite', env: {} },
+        { name: 'metrics', env: { PACKS_METRICS_TOKEN: 'optional-backends-scrape-token-0123456789' } },
         // Nothing listens on port 1: each start below fails at its backend's first round trip, after loading its client.
         { name: 's3', env: { STORAGE_URL: 's3://bucket1?endpoint=http://127.0.0.1:1&region=us-east-1' } },
         { name: 'redis', env: { REDIS_URL: 'redis://127.0.0.1:1' } },
@@ -174,6 +177,11 @@ describe('optional backends are loaded only when configured', () => {
   test('the server on SQLite and a local disk loads better-sqlite3 and none of pg, the AWS SDK, redis', () => {
     assert.equal(outcome(server, 'sqlite'), 'healthz 200')
     assertLoaded(server, 'sqlite', ['better-sqlite3'])
+  })
+
+  test('PACKS_METRICS_TOKEN loads prom-client, and nothing else does', () => {
+    assert.equal(outcome(server, 'metrics'), 'healthz 200')
+    assertLoaded(server, 'metrics', ['prom-client'])
   })
 
   test('an s3:// STORAGE_URL loads the AWS SDK', () => {
