@@ -27,6 +27,8 @@
 #   - 13 wrong gate passwords through nginx, each with a fresh made-up
 #     X-Forwarded-For, get 401 x 10 then 429, spread over both instances, and
 #     then both instances refuse that client even its right password;
+#   - /readyz answers 200 on both instances, /metrics answers the scrape token
+#     (PACKS_METRICS_TOKEN, step 10) and refuses none or a wrong one;
 #   - SIGTERM stops every server with exit code 0, and nginx serves through the
 #     instance left while one is stopped.
 # Exit code 0 only when every check passed. Works as root (CI: PostgreSQL then
@@ -668,6 +670,25 @@ idle="$(idle_upstream)"
 [ "$idle" -ge 1 ] && pass "nginx keeps $idle idle HTTP/1.1 connections open to the instances (upstream keepalive)" \
   || fail "nginx keeps no connection open to the instances between requests: upstream keepalive does not work"
 
+# ---------------------------------------------------------------- 10. metrics and readiness
+run_block metrics-token
+run_block metrics-check
+current="the metrics' and readiness' answers"
+ready="$(grep -c '^{"status":"ready","checks":{"database":{"ok":true,[^}]*},"storage":{"ok":true,[^}]*},"redis":{"ok":true,[^}]*}}}$' "$tmp/out/metrics-check" || true)"
+up="$(grep -cE '^packs_backend_up\{backend="(database|redis|storage)"\} 1$' "$tmp/out/metrics-check" || true)"
+if [ "$ready" = 2 ] && [ "$up" = 3 ] && grep -q '^packs_build_info{version="' "$tmp/out/metrics-check" && [ "$(tail -n1 "$tmp/out/metrics-check")" = 401 ]; then
+  pass "both instances are ready (database, redis, storage); /metrics answers the scrape token with every backend up, and refuses a scrape through nginx without it (401)"
+else
+  fail "the metrics step answered: $(tr '\n' ' ' <"$tmp/out/metrics-check" | cut -c1-400)"
+fi
+codes=""
+for port in "$PORT1" "$PORT2"; do
+  codes+="$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer ${METRICS_TOKEN}0" "http://127.0.0.1:$port/metrics") "
+  codes+="$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $METRICS_TOKEN" "http://127.0.0.1:$port/metrics") "
+done
+[ "$codes" = "401 200 401 200 " ] && pass "each instance refuses a wrong scrape token and answers the right one: $codes" \
+  || fail "scrapes with a wrong and the right token answered: $codes (want 401 200 on each instance)"
+
 current="stopping"
 systemctl stop packs@1
 through="$(curl -s -o /dev/null -w '%{http_code}' -H "$AUTH" "$SITE/api/packs/$ns/$pack_id/latest")"
@@ -676,8 +697,8 @@ systemctl stop packs@2
 
 current="secrets in logs"
 leaked=""
-for secret in "$DB_PASSWORD" "$REDIS_PASSWORD" "$token"; do
+for secret in "$DB_PASSWORD" "$REDIS_PASSWORD" "$token" "$METRICS_TOKEN"; do
   if grep -rqF -- "$secret" "$tmp/logs" "$tmp/nginx"/*.log; then leaked+=" ${secret:0:6}…"; fi
 done
-[ -z "$leaked" ] && pass "no log holds the database or Redis password or the API token" || fail "secrets in the logs:$leaked"
+[ -z "$leaked" ] && pass "no log holds the database or Redis password, the API token or the scrape token" || fail "secrets in the logs:$leaked"
 current="done"

@@ -5,6 +5,9 @@
 // test/e2e/metrics.test.ts.
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import path from 'node:path'
+import { PROJECT_ROOT } from '../../src/config/paths.js'
 import { expectError, makeSite, siteWith, type TestSite, type TestUser } from '../helpers/app.js'
 import { png } from '../helpers/fixtures.js'
 import { publishPack, upload, type PackJson } from '../helpers/packs.js'
@@ -187,5 +190,38 @@ describe('bounded label values', () => {
     const series = Object.values(after).reduce((n, family) => n + family.data.length, 0)
     assert.ok(series < 400, `${series} series in all`)
     assert.ok(valueOf(after, 'packs_http_requests_total', { route: 'unmatched' }) - valueOf(before, 'packs_http_requests_total', { route: 'unmatched' }) >= 750)
+  })
+})
+
+describe('the Grafana dashboard (docs/grafana/packs-dashboard.json)', () => {
+  interface Panel { type: string; title: string; targets?: { expr: string }[]; gridPos: { x: number; y: number; w: number; h: number } }
+  const dashboard = JSON.parse(fs.readFileSync(path.join(PROJECT_ROOT, 'docs/grafana/packs-dashboard.json'), 'utf8')) as
+    { title: string; uid: string; schemaVersion: number; panels: Panel[]; templating: { list: { name: string; type: string }[] } }
+
+  test('is a dashboard Grafana imports: a uid, a schema version, panels on the grid, a Prometheus data source to choose', () => {
+    assert.equal(dashboard.title, 'Packs')
+    assert.match(dashboard.uid, /^[a-z0-9-]{1,40}$/)
+    assert.ok(dashboard.schemaVersion >= 36)
+    assert.ok(dashboard.templating.list.some((v) => v.name === 'datasource' && v.type === 'datasource'))
+    for (const panel of dashboard.panels) {
+      const { x, w } = panel.gridPos
+      assert.ok(x >= 0 && w > 0 && x + w <= 24, `${panel.title} fits the 24 columns`)
+      if (panel.type !== 'row') assert.ok((panel.targets ?? []).length > 0, `${panel.title} has a query`)
+    }
+    const titles = dashboard.panels.map((p) => p.title)
+    for (const needed of ['Request rate by route', 'p50 latency by route', 'p99 latency by route', 'Update-check cache hit ratio', 'Bytes served and received',
+      'Event-loop delay', 'Garbage collection', 'Backend health', 'Upload and webhook queues']) {
+      assert.ok(titles.includes(needed), `a panel "${needed}"`)
+    }
+  })
+
+  test('its queries name only families that /metrics has', async () => {
+    const families = new Set(Object.keys(await scrape(site)))
+    const named = new Set(dashboard.panels.flatMap((p) => (p.targets ?? []).flatMap((t) => t.expr.match(/\b(?:packs|nodejs|process)_[a-z0-9_]+/g) ?? [])))
+    assert.ok(named.size >= 15, `${named.size} families charted`)
+    for (const name of named) {
+      const family = name.replace(/_(bucket|sum|count)$/, '')
+      assert.ok(families.has(name) || families.has(family), `${name} is in /metrics`)
+    }
   })
 })
