@@ -27,7 +27,7 @@ import { authenticateToken } from './tokens.js'
 
 /**
  * Who may call a route. The gate denies by default: a route without `access`
- * is 'gate'. Only /healthz and the gate page are 'public'.
+ * is 'gate'. Only /healthz, /readyz, /metrics (which checks its own scrape token) and the gate page are 'public'.
  */
 export type Access = 'public' | 'gate' | 'user' | 'staff'
 
