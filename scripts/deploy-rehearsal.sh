@@ -31,6 +31,13 @@
 #     (PACKS_METRICS_TOKEN, step 10) and refuses none or a wrong one;
 #   - SIGTERM stops every server with exit code 0, and nginx serves through the
 #     instance left while one is stopped.
+# Then the page's "One machine behind nginx" (its settings file, one instance,
+# step 6's site with the internal location; as root, nginx's workers run as
+# nobody in the store's group, as www-data in packs-files would) on a fresh
+# site, checking that a download through nginx has the uploaded bytes
+# (SHA-256), that a Range gets its bytes with 206, that the instance itself
+# sent no body, that a hidden pack's signed link is refused through nginx, and
+# that the download count moves.
 # Exit code 0 only when every check passed. Works as root (CI: PostgreSQL then
 # runs as the `postgres` user) and as a normal user; everything it starts is
 # stopped, and its temporary directory removed, on any exit.
@@ -694,6 +701,112 @@ systemctl stop packs@1
 through="$(curl -s -o /dev/null -w '%{http_code}' -H "$AUTH" "$SITE/api/packs/$ns/$pack_id/latest")"
 [ "$through" = 200 ] && pass "with packs@1 stopped, nginx answers through packs@2 (200)" || fail "with packs@1 stopped, nginx answered $through"
 systemctl stop packs@2
+
+# ---------------------------------------------------------------- one machine behind nginx
+current="one machine behind nginx: the page's blocks"
+# The scaled site's nginx gives its ports to this one.
+"${nginx_cmd[@]}" -s stop >/dev/null 2>&1 || true
+for _ in $(seq 1 100); do curl -s -o /dev/null --max-time 1 "$SITE/healthz" || break; sleep 0.05; done
+# What the page's production-only block makes: the store's directory, 0700 until Packs opens it to its group.
+mkdir -p "$tmp/var/lib/packs-files"
+chmod 700 "$tmp/var/lib/packs-files"
+env_file_checked=""
+run_block one-machine-env
+run_block one-machine-start
+one_password="$(unit_log packs@1 | sed -n 's/^  Site password: \(.*\)$/\1/p')"
+[ -n "$one_password" ] || die "the one-machine site printed no generated site password"
+ONE_GATE="X-Master-Password: $one_password"
+
+current="one machine behind nginx: step 6's site with the internal location"
+one_location="$(block one-machine-nginx)"
+one_site="$(block nginx | grep -v 'server 127\.0\.0\.1:8002;' | ONE_LOCATION="$one_location" awk '
+  /^  listen 443 ssl;$/ { tls = 1 }
+  tls && $0 == "  location / {" { print ENVIRON["ONE_LOCATION"]; print ""; tls = 0 }
+  { print }')"
+one_site="$(sed -E -e '/^[[:space:]]*listen \[::\]:/d' -e '/^[[:space:]]*ssl_/d' \
+  -e "s/^([[:space:]]*)listen 80;/\1listen 127.0.0.1:$HTTP_PORT;/" \
+  -e "s/^([[:space:]]*)listen 443 ssl;/\1listen 127.0.0.1:$HTTPS_PORT;/" \
+  -e 's/server_name packs\.example\.org;/server_name localhost;/' <<<"$one_site")"
+one_site="$(localize "$one_site")"
+grep -q 'location /_packs_files/ {' <<<"$one_site" && grep -q "alias $tmp/var/lib/packs-files/;" <<<"$one_site" && ! grep -q ":$PORT2;" <<<"$one_site" \
+  || { printf '%s\n' "$one_site"; die "the page's one-machine nginx site lacks the internal location, or still names a second instance"; }
+mkdir -p "$tmp/nginx-one"
+printf '%s\n' "$one_site" >"$tmp/nginx-one/packs.conf"
+{
+  # As www-data in packs-files would: another user, in the group Packs gives the stored files to.
+  [ "$(id -u)" -eq 0 ] && echo "user nobody $(stat -c %G "$tmp/var/lib/packs-files");"
+  sed -e "s|$tmp/nginx/|$tmp/nginx-one/|g" -e "s|$tmp/etc/nginx/packs.conf|$tmp/nginx-one/packs.conf|" "$tmp/nginx/nginx.conf" | grep -v '^user '
+} >"$tmp/nginx-one/nginx.conf"
+one_nginx=(nginx -p "$tmp/nginx-one" -c "$tmp/nginx-one/nginx.conf" -e "$tmp/nginx-one/error.log")
+if "${one_nginx[@]}" -t >"$tmp/out/nginx-one-t" 2>&1; then
+  pass "nginx -t accepts step 6's site with the page's internal location"
+else
+  cat "$tmp/out/nginx-one-t"
+  die "nginx -t refuses the one-machine site"
+fi
+"${one_nginx[@]}" >"$tmp/logs/nginx-one.log" 2>&1 &
+other_pids+=($!)
+for _ in $(seq 1 100); do curl -s -o /dev/null "$SITE/healthz" && break; sleep 0.05; done
+
+current="one machine behind nginx: a pack published through it"
+printf '%s\n' 'rehearsal-password-2' | packs user create carol --password-stdin >/dev/null
+one_token="$(packs token create carol --name rehearsal | tail -n1)"
+ONE_AUTH="Authorization: Bearer carol $one_token"
+make_pack "$tmp/work/one-1.0.zip" 'one machine'
+one_draft="$(node -p 'crypto.randomUUID()')"
+one_upload="$(curl -fsS -H "$ONE_GATE" -H "$ONE_AUTH" -F kind=version -F draft_uuid="$one_draft" -F file=@"$tmp/work/one-1.0.zip" "$SITE/api/uploads/")"
+curl -fsS -o /dev/null -H "$ONE_GATE" -H "$ONE_AUTH" -H 'Content-Type: application/json' \
+  -d "{\"draft\":\"$one_draft\",\"data\":{\"title\":\"One Machine Pack\",\"summary\":\"Sent by nginx\",\"version_name\":\"1.0.0\"}}" "$SITE/api/draft/"
+one_published="$(curl -fsS -H "$ONE_GATE" -H "$ONE_AUTH" -H 'Content-Type: application/json' -d "{\"draft\":\"$one_draft\"}" "$SITE/api/draft/publish/")"
+one_ns="$(json namespace <<<"$one_published")"
+one_id="$(json pack_id <<<"$one_published")"
+one_file="$(json url <<<"$one_upload" | sed -E 's|^.*(/api/files/[0-9a-f-]+/)$|\1|')"
+[ -n "$one_ns" ] && [ -n "$one_id" ] && [[ "$one_file" == /api/files/* ]] || die "publishing through nginx answered: $one_published / $one_upload"
+
+current="one machine behind nginx: downloads"
+want="$(sha256sum <"$tmp/work/one-1.0.zip" | cut -d' ' -f1)"
+curl -fsS -H "$ONE_GATE" -D "$tmp/work/one-headers" -o "$tmp/work/one-downloaded.zip" "$SITE${one_file}?download=1"
+got="$(sha256sum <"$tmp/work/one-downloaded.zip" | cut -d' ' -f1)"
+direct="$(curl -s -H "$ONE_GATE" -D - -o "$tmp/work/one-direct" "http://127.0.0.1:$PORT1${one_file}?download=1")"
+accel="$(grep -i '^x-accel-redirect:' <<<"$direct" | tr -d '\r' | cut -d' ' -f2)"
+if [ "$got" = "$want" ] && grep -qi '^server: nginx' "$tmp/work/one-headers" && ! grep -qi '^x-accel-redirect' "$tmp/work/one-headers" \
+  && grep -qi '^content-disposition: attachment' "$tmp/work/one-headers" && [[ "$accel" == /_packs_files/* ]] && [ ! -s "$tmp/work/one-direct" ]; then
+  pass "a download through nginx is the upload byte for byte (sha256 ${want:0:16}…); the instance itself answered with no body and X-Accel-Redirect: $accel"
+else
+  fail "the download through nginx: sha256 $got (uploaded $want), the instance's X-Accel-Redirect '${accel}', its body $(wc -c <"$tmp/work/one-direct") bytes"
+fi
+range_code="$(curl -s -H "$ONE_GATE" -r 100-1099 -o "$tmp/work/one-range" -w '%{http_code}' "$SITE${one_file}?download=1")"
+if [ "$range_code" = 206 ] && [ "$(sha256sum <"$tmp/work/one-range" | cut -d' ' -f1)" = "$(tail -c +101 "$tmp/work/one-1.0.zip" | head -c 1000 | sha256sum | cut -d' ' -f1)" ]; then
+  pass "a Range through nginx: 206 with bytes 100-1099 of the upload"
+else
+  fail "a Range through nginx answered $range_code with $(wc -c <"$tmp/work/one-range") bytes"
+fi
+link="$(curl -fsS -H "$ONE_GATE" "$SITE/api/modrinth/v2/project/$one_ns:$one_id/version" | node -e 'let s="";process.stdin.on("data",(d)=>s+=d).on("end",()=>console.log(JSON.parse(s)[0].files[0].url))')"
+open_code="$(curl -s -o "$tmp/work/one-link.zip" -w '%{http_code}' "$link")"
+# Their note on stderr (no REDIS_URL: the update-check's cache) is not about files.
+packs pack hide "$one_ns:$one_id" --reason 'rehearsal' >/dev/null 2>&1
+hidden_code="$(curl -s -o /dev/null -w '%{http_code}' "$link")"
+packs pack unhide "$one_ns:$one_id" >/dev/null 2>&1
+if [ "$open_code" = 200 ] && [ "$(sha256sum <"$tmp/work/one-link.zip" | cut -d' ' -f1)" = "$want" ] && [ "$hidden_code" = 404 ]; then
+  pass "the pack's signed link opens through nginx without the gate (200, the upload's bytes), and is refused while the pack is hidden (404)"
+else
+  fail "the signed link through nginx answered $open_code, and $hidden_code while the pack was hidden (want 200, then 404)"
+fi
+counted=""
+for _ in $(seq 1 100); do
+  counted="$(curl -fsS -H "$ONE_GATE" "$SITE/api/packs/$one_ns/$one_id/" | json downloads)"
+  [ "${counted:-0}" -ge 1 ] && break
+  sleep 0.1
+done
+[ "${counted:-0}" -ge 1 ] && pass "the downloads through nginx are counted: the pack shows $counted" \
+  || fail "the pack's download count did not move within 10 s of the downloads through nginx (${counted:-none})"
+stored="$tmp/var/lib/packs-files/${accel#/_packs_files/}"
+if [ "$(stat -c %a "$stored")" = 640 ] && [ "$(stat -c %a "$(dirname "$stored")")" = 710 ] && [ "$(stat -c %a "$tmp/var/lib/packs")" = 700 ]; then
+  pass "the stored file is 0640 and its directory 0710 for the store's group ($(stat -c %G "$stored")); the data directory stays 0700"
+else
+  fail "modes: the stored file $(stat -c %a "$stored"), its directory $(stat -c %a "$(dirname "$stored")"), the data directory $(stat -c %a "$tmp/var/lib/packs")"
+fi
+systemctl stop packs@1
 
 current="secrets in logs"
 leaked=""

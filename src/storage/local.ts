@@ -120,15 +120,17 @@ export class LocalFileStore implements FileStore {
 
   async locate(key: string): Promise<string> {
     const relative = LocalFileStore.relativePathOf(key)
-    let stats: fs.Stats
+    let stats: fs.Stats | undefined
     try {
-      stats = await fsp.stat(path.join(this.root, relative))
+      // Synchronous, as SQLite's queries here are: a stat reads the directory entry and inode that nginx's
+      // open needs right after, and went through the thread pool at 25 times its cost (100 µs of CPU a
+      // download against 4, measured on the 2-core VM), the largest part of what Packs spent per download.
+      stats = fs.statSync(path.join(this.root, relative), { throwIfNoEntry: false })
     } catch (error) {
-      // ENOENT keeps its meaning (no such file: the file route's 404); anything else is the disk.
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw error
       throw new StorageUnavailable(error)
     }
-    if (!stats.isFile()) throw Object.assign(new Error(`no stored file for ${key}`), { code: 'ENOENT' })
+    // A missing file is ENOENT, as for get (the file route's 404); anything else was the disk.
+    if (!stats?.isFile()) throw Object.assign(new Error(`no stored file for ${key}`), { code: 'ENOENT' })
     return relative
   }
 
