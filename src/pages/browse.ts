@@ -16,7 +16,7 @@ import { queryWords } from '../packs/search-text.js'
 import { listingVersion, searchPackPage, type FacetOption, type SearchFacets, type SearchSort } from '../packs/search-service.js'
 import { listCategories } from '../packs/tags.js'
 import { BadRequest, NotFound } from '../errors.js'
-import { sendPage } from '../web/respond.js'
+import { sendPageBytes } from '../web/respond.js'
 import type { App } from '../http/types.js'
 import { fileUrl } from '../http/urls.js'
 import { formatCount } from '../web/format.js'
@@ -177,7 +177,7 @@ interface DropCount extends Drop {
   capped: boolean
 }
 
-/** Browse pages kept whole (src/web/page-cache.ts): a few hundred of the most asked, at most 16 M characters of HTML. */
+/** Browse pages kept whole (src/web/page-cache.ts): a few hundred of the most asked, at most 16 MiB of HTML. */
 const KEPT_PAGES = 1000
 const KEPT_CHARS = 16 * 1024 * 1024
 /** Kept at most this long whatever the listing's version says (nothing the page shows changes without moving it). */
@@ -234,7 +234,7 @@ export default async function browsePages(app: App): Promise<void> {
     const listing = await listingVersion(app.db)
     const version = listing === undefined ? undefined : `${listing}|${await categoriesAsOf.fingerprint}`
     const hit = version === undefined ? undefined : kept.get(key, version, Date.now())
-    if (hit) return sendPage(app, request, reply, { title: hit.title, body: hit.body, scripts: ['browse'] })
+    if (hit) return sendPageBytes(app, request, reply, { title: hit.title, body: hit.body, scripts: ['browse'] })
     const [result, categories] = await Promise.all([
       searchPackPage(app.db, search, page, PACKS_PER_PAGE),
       categoriesAsOf.rows,
@@ -270,9 +270,9 @@ export default async function browsePages(app: App): Promise<void> {
       signedIn,
     }
     const title = state.q ? `“${state.q}”${page > 1 ? `, page ${page}` : ''}` : page > 1 ? `Packs, page ${page}` : 'Packs'
-    const body = browseBody(view)
+    const body = Buffer.from(browseBody(view).value)
     if (version !== undefined) kept.set(key, version, { title, body }, Date.now())
-    return sendPage(app, request, reply, { title, body, scripts: ['browse'] })
+    return sendPageBytes(app, request, reply, { title, body, scripts: ['browse'] })
   })
 }
 

@@ -7,11 +7,14 @@
 // never served and is dropped when met. Bounded by entries and by characters,
 // the least recently used going first, so a crawler walking every page of
 // every search cannot grow it.
-import type { SafeHtml } from './html.js'
-
 export interface KeptPage {
   title: string
-  body: SafeHtml
+  /**
+   * The page's main part as UTF-8 bytes, encoded once: a page's HTML is a string of two-byte characters (its
+   * quotes, its dashes), and encoding 75 KB of it again for every answer, twice (its length, then its bytes),
+   * was most of what a kept page cost.
+   */
+  body: Buffer
 }
 
 interface Entry {
@@ -29,7 +32,7 @@ export class PageCache {
 
   /**
    * @param maxEntries pages kept at most
-   * @param maxChars characters of HTML kept at most, all pages together
+   * @param maxChars bytes of HTML kept at most, all pages together
    * @param maxAgeMs the longest any page is kept, whatever its version says: a safety net for a change that
    *   moves no version
    */
@@ -50,7 +53,7 @@ export class PageCache {
   }
 
   set(key: string, version: string, page: KeptPage, now: number): void {
-    const size = page.body.value.length + page.title.length
+    const size = page.body.length + page.title.length
     if (size > this.maxChars / 8) return
     const old = this.entries.get(key)
     if (old !== undefined) this.drop(key, old)

@@ -4,7 +4,7 @@
 // sendErrorPage.
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { App } from '../http/types.js'
-import { PAGE_HEADERS, html } from './html.js'
+import { PAGE_HEADERS, SafeHtml, html } from './html.js'
 import { renderPage, type PageContext, type PageOptions } from './layout.js'
 
 /**
@@ -39,6 +39,20 @@ export function pageContext(app: App, request: FastifyRequest): PageContext {
 
 export function sendPage(app: App, request: FastifyRequest, reply: FastifyReply, options: PageOptions, status = 200): FastifyReply {
   return reply.code(status).headers(PAGE_HEADERS).type('text/html; charset=utf-8').send(renderPage(pageContext(app, request), options))
+}
+
+/** Stands where a kept page's bytes go in the shell rendered around them: no HTML or text of ours holds a NUL. */
+const BODY_MARK = '\u0000body\u0000'
+
+/**
+ * A page whose main part is kept as bytes (src/web/page-cache.ts): the shell around it (the header, which is
+ * each viewer's own) is rendered as always and encoded, a few kilobytes, and the kept bytes go between.
+ */
+export function sendPageBytes(app: App, request: FastifyRequest, reply: FastifyReply, options: Omit<PageOptions, 'body'> & { body: Buffer }): FastifyReply {
+  const shell = renderPage(pageContext(app, request), { ...options, body: new SafeHtml(BODY_MARK) })
+  const at = shell.indexOf(BODY_MARK)
+  const page = Buffer.concat([Buffer.from(shell.slice(0, at)), options.body, Buffer.from(shell.slice(at + BODY_MARK.length))])
+  return reply.code(200).headers(PAGE_HEADERS).type('text/html; charset=utf-8').send(page)
 }
 
 const ERROR_TITLES: Record<number, string> = {
