@@ -172,8 +172,10 @@ export class LocalFileStore implements FileStore {
 
   /** Opens the key's file for reading; a missing file is ENOENT (the file route's 404), anything else the disk. */
   private async openHandle(key: string): Promise<fsp.FileHandle> {
+    // Outside the try: a key that could escape the store is the caller's error, not the disk failing.
+    const file = this.pathOf(key)
     try {
-      return await fsp.open(this.pathOf(key), 'r')
+      return await fsp.open(file, 'r')
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw error
       throw new StorageUnavailable(error)
