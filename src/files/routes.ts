@@ -29,7 +29,9 @@ export default async function filesRoutes(app: App): Promise<void> {
       + 'Every response carries X-Content-Type-Options: nosniff and a sandboxing Content-Security-Policy. '
       + 'A GET of a version archive with download=1 counts as a download of that version (and its pack), at most once '
       + 'per client address, version and UTC day; HEAD, 304, and a range that does not start at byte 0 (a resumed '
-      + 'download) do not count. Counts are written in batches, so they show after a few seconds.',
+      + 'download) do not count. Counts are written in batches, so they show after a few seconds. '
+      + 'A site may have another engine send the bytes once all of this is decided: nginx (the answer is the same) or, on '
+      + 'object storage, the store itself (a GET then answers 302 to a short-lived presigned link).',
     tags: ['files'],
     params: FileParams,
     querystring: FileQuery,
