@@ -20,6 +20,11 @@ import type { App } from '../http/types.js'
 /** The header's token: the scheme is case-insensitive (RFC 9110 §11.1), the token one word. */
 const BEARER = /^bearer +([^\s]+) *$/i
 
+/** The token of `Authorization: Bearer <token>`, or undefined for any other header or none. */
+export function scrapeTokenOf(authorization: string | undefined): string | undefined {
+  return authorization === undefined ? undefined : BEARER.exec(authorization)?.[1]
+}
+
 export default async function metricsRoutes(app: App): Promise<void> {
   const token = app.config.metricsToken
   app.get('/metrics', {
@@ -33,7 +38,7 @@ export default async function metricsRoutes(app: App): Promise<void> {
     if (token === null || exporter === null) {
       throw new NotFound('metrics are off on this site: set PACKS_METRICS_TOKEN to turn them on (docs/deploy.md#10-metrics-and-readiness)')
     }
-    const sent = BEARER.exec(request.headers.authorization ?? '')?.[1]
+    const sent = scrapeTokenOf(request.headers.authorization)
     if (sent === undefined) throw new Unauthorized('send the scrape token: Authorization: Bearer <PACKS_METRICS_TOKEN>')
     if (!safeEqual(sent, token)) throw new Unauthorized('wrong scrape token: it must be the value of PACKS_METRICS_TOKEN')
     let text: string

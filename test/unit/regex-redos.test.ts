@@ -31,6 +31,7 @@ import { escapeHtml } from '../../src/web/html.js'
 import { escapeLike } from '../../src/packs/tags-repository.js'
 import { redactUrl } from '../../src/http/access-log.js'
 import { isFeedTokenShaped } from '../../src/auth/feed-tokens.js'
+import { scrapeTokenOf } from '../../src/stats/metrics-routes.js'
 import { adversarial } from '../helpers/adversarial.js'
 
 const BOUND_MS = 50
@@ -76,6 +77,7 @@ const FUNCTIONS: Record<string, { call: (input: string) => unknown; prefixes: st
     call: (s) => redactUrl(s), prefixes: ['/', '/?signature=', '/?feed_token=', '/?next=%2F%3Ffeed_token%3D', '/?feed%5Ftoken%253D'],
   },
   'isFeedTokenShaped (auth/feed-tokens.ts, ?feed_token=)': { call: (s) => isFeedTokenShaped(s), prefixes: ['', 'pkf_'] },
+  'scrapeTokenOf (stats/metrics-routes.ts, Authorization on /metrics)': { call: (s) => scrapeTokenOf(s), prefixes: ['', 'Bearer ', 'bearer  x'] },
 }
 
 describe('request-facing patterns and parsers run in linear time', () => {
@@ -109,5 +111,7 @@ describe('request-facing patterns and parsers run in linear time', () => {
     assert.equal(redactUrl('/gate/?next=%2Ffeeds%2Fnew%2F%3Ffeed_token%3Dpkf_x%26b%3D2'), '/gate/?next=%2Ffeeds%2Fnew%2F%3Ffeed_token%3D[redacted]%26b%3D2')
     assert.equal(redactUrl('/api/files/x?signature=s&download=1'), '/api/files/x?signature=[redacted]&download=1')
     assert.equal(isFeedTokenShaped(`pkf_${'a'.repeat(43)}`), true)
+    assert.equal(scrapeTokenOf(`Bearer ${'a'.repeat(64)}`), 'a'.repeat(64))
+    assert.equal(scrapeTokenOf('Bearer alice packs_x'), undefined)
   })
 })
