@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { RouteMetrics, percentile } from '../../src/stats/metrics.js'
+import { BUCKET_SLOTS, DURATION_BUCKETS_SECONDS, RouteMetrics, STATUS_CLASSES, percentile } from '../../src/stats/metrics.js'
 
 describe('percentile', () => {
   test('nearest rank of an ascending array', () => {
@@ -48,5 +48,40 @@ describe('RouteMetrics', () => {
     const metrics = new RouteMetrics()
     metrics.record('GET /x', 1.23456789, 200)
     assert.equal(metrics.summary()[0]!.p50_ms, 1.235)
+  })
+})
+
+describe('RouteMetrics totals (GET /metrics)', () => {
+  test('per status code, durations in buckets per status class, sums in ms, bytes each way', () => {
+    const metrics = new RouteMetrics()
+    metrics.record('GET /a', 0.1, 200, 500, 100)
+    metrics.record('GET /a', 0.5, 200, 500, 100)
+    metrics.record('GET /a', 3, 304)
+    metrics.record('GET /a', 200_000, 404)
+    metrics.record('GET /a', 7, 503)
+    const [a] = metrics.totals()
+    assert.equal(a!.route, 'GET /a')
+    assert.deepEqual([200, 304, 404, 503].map((code) => a!.statuses[code - 100]), [2, 1, 1, 1])
+    assert.equal(a!.statuses.reduce((sum, n) => sum + n, 0), 5)
+    const bucket = (statusClass: string, seconds: number | '+Inf') => {
+      const b = seconds === '+Inf' ? DURATION_BUCKETS_SECONDS.length : DURATION_BUCKETS_SECONDS.indexOf(seconds)
+      return a!.buckets[STATUS_CLASSES.indexOf(statusClass) * BUCKET_SLOTS + b]
+    }
+    // A bound is inclusive, as Prometheus' `le` says: 0.5 ms falls in the 0.5 ms bucket.
+    assert.equal(bucket('2xx', 0.0005), 2)
+    assert.equal(bucket('3xx', 0.005), 1)
+    assert.equal(bucket('4xx', '+Inf'), 1, 'past the last bound')
+    assert.equal(bucket('5xx', 0.01), 1)
+    assert.equal(a!.sums[STATUS_CLASSES.indexOf('2xx')], 0.6)
+    assert.equal(a!.bytesSent, 1000)
+    assert.equal(a!.bytesReceived, 200)
+  })
+
+  test('a status Node would never send is counted as a 599, with the server errors', () => {
+    const metrics = new RouteMetrics()
+    metrics.record('GET /odd', 1, 42)
+    const [odd] = metrics.totals()
+    assert.equal(odd!.statuses[599 - 100], 1)
+    assert.equal(odd!.buckets.slice(STATUS_CLASSES.indexOf('5xx') * BUCKET_SLOTS).reduce((sum, n) => sum + n, 0), 1)
   })
 })
