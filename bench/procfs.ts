@@ -1,4 +1,5 @@
-// Memory of another process, read from Linux's /proc/<pid>/status.
+// Memory of another process, read from Linux's /proc/<pid>/status, and its CPU time from /proc/<pid>/stat.
+import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 
 export interface Memory {
@@ -54,3 +55,15 @@ export function sampleRss(pid: number, intervalMs = 50): { stop(): number } {
 }
 
 export const MiB = 1024 * 1024
+
+/** Clock ticks per second of /proc's CPU times (getconf CLK_TCK; 100 on Linux's usual builds). */
+let ticksPerSecond: number | undefined
+
+/** CPU time another process has used so far, user and system, all its threads: /proc/<pid>/stat's utime + stime. */
+export function readCpuSeconds(pid: number): number {
+  ticksPerSecond ??= Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
+  // The command name in parentheses may hold spaces; the fields after it start with the state (field 3).
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return (Number(fields[11]) + Number(fields[12])) / ticksPerSecond
+}

@@ -20,13 +20,17 @@
 //  f) Downloads: a 100 MiB archive, against nginx (Debian's, one worker) serving
 //     the same file from the same disk with sendfile on and off (target >= 0.9
 //     x the faster), and a Range request.
+//  g) Downloads behind nginx: the server as `npm start` starts it plus PACKS_ACCEL_REDIRECT, behind nginx
+//     with the runbook's internal location (docs/deploy.md), against nginx serving the file alone, both on
+//     one core, wrk on the other (target >= 0.9 x the faster nginx alone), and Packs' CPU per download
+//     from /proc/<pid>/stat (target < 1 ms).
 //
 // Exits non-zero only when something fails (a non-2xx/3xx, a wrong byte, a crash);
 // a missed target is printed as "TARGET MISSED". Figures go to .tmp/bench-results.json.
 //
 // Knobs (environment): BENCH_DURATION seconds per run (8), BENCH_ROUNDS (3),
 // BENCH_CONNECTIONS (50), BENCH_WARMUP seconds (2), BENCH_UPLOAD_MIB (400),
-// BENCH_ONLY (a comma list of update-check, upload, workers, batch, redis, download).
+// BENCH_ONLY (a comma list of update-check, upload, workers, batch, redis, download, download-nginx).
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createHash, randomUUID } from 'node:crypto'
 import fs from 'node:fs'
@@ -35,10 +39,11 @@ import path from 'node:path'
 import autocannon from 'autocannon'
 import { datapack } from '../test/helpers/fixtures.js'
 import { ROOT, cliOk, freePort, lastLine, startServer, type RunningServer } from '../test/helpers/server.js'
-import { MiB, readMemory, resetPeak, sampleRss } from './procfs.js'
+import { MiB, readCpuSeconds, readMemory, resetPeak, sampleRss } from './procfs.js'
+import { accelLocation, proxyLocation, startNginx as startNginxInFront } from '../test/helpers/nginx.js'
 import { redisSkip, startRedis } from '../test/helpers/redis.js'
 import { bigZip, curlUpload, streamUpload, writeMultipartFile } from './stream-upload.js'
-import { wrk, wrkInstalled } from './wrk.js'
+import { pinServerAndLoad, releasePinning, wrk, wrkInstalled } from './wrk.js'
 
 const MASTER_PASSWORD = 'bench-master-password'
 const number = (name: string, fallback: number) => {
@@ -593,6 +598,135 @@ async function downloadThroughput() {
   return { ...result, ratio, target: DOWNLOAD_TARGET, met: ratio >= DOWNLOAD_TARGET }
 }
 
+const NGINX_DOWNLOAD_TARGET = 0.9
+const CPU_PER_DOWNLOAD_TARGET_MS = 1
+
+/**
+ * g) Downloads behind nginx, in the runbook's "One machine behind nginx" shape: the server as `npm start`
+ * starts it plus PACKS_ACCEL_REDIRECT, behind Debian's nginx with the runbook's internal location over the
+ * store (Packs decides, nginx sends the bytes), against nginx serving the same file alone; with sendfile on
+ * and off for both. Packs and nginx share CPU 0 and wrk has CPU 1, so nginx's bytes and Packs' decisions
+ * compete for one core, as they would on a busy machine. Packs' CPU per download is its CPU time during
+ * its own rounds (every thread, from /proc/<pid>/stat) over the downloads wrk completed in them, less what
+ * the same server spends as long in nginx's rounds, where it serves nothing beside nginx on its core (its
+ * timers: a 100 MiB download takes long enough that they would otherwise count for more than the answer).
+ */
+async function downloadBehindNginx() {
+  log('\n== g) downloads behind nginx: a 100 MiB archive, Packs (npm start + PACKS_ACCEL_REDIRECT) behind nginx against nginx alone, wrk 4 connections ==')
+  const { server, gate } = await startDefault({ PACKS_ACCEL_REDIRECT: '/_packs_files/' })
+  const headers = await seedUser(server, 'bench', gate)
+  const upload = await streamUpload({ url: `${server.url}/api/uploads/`, headers, fields: { kind: 'version' }, filename: 'download-bench.zip', file: bigZip(DOWNLOAD_BYTES) })
+  if (upload.status !== 200) throw new BenchFailure(`upload: expected 200, got ${upload.status}: ${upload.body.slice(0, 300)}`)
+  const filePath = new URL((JSON.parse(upload.body) as { url: string }).url, server.url).pathname
+  const stored = largestFile(path.join(server.dataDir, 'files'))
+  const pinning = pinServerAndLoad(server.child.pid!)
+  const pinned = pinning.startsWith('server pinned')
+  const onServerCore = pinned ? ['taskset', '-c', '0'] : []
+  log(`${pinning}; nginx on the server's CPU too`)
+  const fronts = {
+    sendfile: await startNginxInFront({ upstream: `127.0.0.1:${server.port}`, server: `${proxyLocation()}\n${accelLocation(path.join(server.dataDir, 'files'))}`, sendfile: true, prefixCommand: onServerCore }),
+    copying: await startNginxInFront({ upstream: `127.0.0.1:${server.port}`, server: `${proxyLocation()}\n${accelLocation(path.join(server.dataDir, 'files'))}`, sendfile: false, prefixCommand: onServerCore }),
+  }
+  const aloneLocation = `location = /file { alias ${stored}; default_type application/octet-stream; }`
+  const alone = {
+    sendfile: await startNginxInFront({ server: aloneLocation, sendfile: true, prefixCommand: onServerCore }),
+    copying: await startNginxInFront({ server: aloneLocation, sendfile: false, prefixCommand: onServerCore }),
+  }
+  try {
+    // The bytes through nginx are the upload's, and Packs itself sent none of them.
+    const expected = createHash('sha256').update(fs.readFileSync(stored)).digest('hex')
+    for (const front of Object.values(fronts)) {
+      const res = await fetch(`${front.url}${filePath}?download=1`, { headers: gate })
+      const got = createHash('sha256').update(Buffer.from(await res.arrayBuffer())).digest('hex')
+      if (res.status !== 200 || got !== expected) throw new BenchFailure(`through nginx: status ${res.status}, sha256 ${got}, stored ${expected}`)
+    }
+    const direct = await fetch(`${server.url}${filePath}?download=1`, { headers: gate })
+    if (!direct.headers.get('x-accel-redirect') || (await direct.arrayBuffer()).byteLength !== 0) throw new BenchFailure('the server answered the download itself: PACKS_ACCEL_REDIRECT is not in effect')
+
+    const targets = {
+      'packs+nginx sendfile': { url: `${fronts.sendfile.url}${filePath}?download=1`, headers: gate, packs: true },
+      'packs+nginx copying': { url: `${fronts.copying.url}${filePath}?download=1`, headers: gate, packs: true },
+      'nginx sendfile': { url: `${alone.sendfile.url}/file`, headers: {}, packs: false },
+      'nginx copying': { url: `${alone.copying.url}/file`, headers: {}, packs: false },
+    }
+    type Name = keyof typeof targets
+    const names = Object.keys(targets) as Name[]
+    for (const name of names) await wrk(targets[name].url, { connections: 4, seconds: WARMUP, headers: targets[name].headers })
+    const runs = Object.fromEntries(names.map((name) => [name, [] as RunFigures[]])) as Record<Name, RunFigures[]>
+    // Packs' CPU and the time, in its own rounds and in nginx's (where it only idles, beside nginx on its core).
+    const spent = { packs: { cpu: 0, seconds: 0 }, alone: { cpu: 0, seconds: 0 } }
+    let packsDownloads = 0
+    for (let round = 1; round <= ROUNDS; round++) {
+      for (const name of names) {
+        const cpuBefore = readCpuSeconds(server.child.pid!)
+        const startedAt = performance.now()
+        const figures = await wrk(targets[name].url, { connections: 4, seconds: DURATION, headers: targets[name].headers })
+        const cpu = readCpuSeconds(server.child.pid!) - cpuBefore
+        const side = targets[name].packs ? spent.packs : spent.alone
+        side.cpu += cpu
+        side.seconds += (performance.now() - startedAt) / 1000
+        if (targets[name].packs) packsDownloads += figures.requests
+        runs[name].push(figures)
+        const mibps = (figures.requestsPerSecond * upload.fileBytes) / MiB
+        log(`  round ${round} ${name.padEnd(21)} ${mibps.toFixed(0).padStart(6)} MiB/s  ${figures.requests} downloads, Packs CPU ${(cpu * 1000).toFixed(0)} ms`)
+      }
+    }
+    // The same decision at a rate where nothing else counts: one byte of the same file (a range from byte 0
+    // is counted as a download), so nginx sends almost nothing and Packs' timers are a rounding error.
+    const oneByte = { ...gate, range: 'bytes=0-0' }
+    const rateCpuBefore = readCpuSeconds(server.child.pid!)
+    const atRate = await wrk(targets['packs+nginx sendfile'].url, { connections: 4, seconds: DURATION, headers: oneByte })
+    const cpuPerDecisionMs = ((readCpuSeconds(server.child.pid!) - rateCpuBefore) * 1000) / atRate.requests
+    log(`  one byte of it at a time, to see Packs' part alone: ${atRate.requestsPerSecond.toFixed(0)} downloads/s, Packs CPU ${(cpuPerDecisionMs * 1000).toFixed(0)} µs each`)
+    // What any request costs this server at the downloads' own rate: the figure above is that rate's, and on a
+    // shared machine a server woken a few times a second pays for cold caches on every request, whatever it does.
+    const rate = packsDownloads / spent.packs.seconds
+    const controlCpuBefore = readCpuSeconds(server.child.pid!)
+    const controlStart = performance.now()
+    let controls = 0
+    while (performance.now() - controlStart < DURATION * 1000) {
+      const res = await fetch(`${fronts.sendfile.url}/healthz`)
+      await res.arrayBuffer()
+      controls++
+      await new Promise((resolve) => setTimeout(resolve, 1000 / rate))
+    }
+    const controlSeconds = (performance.now() - controlStart) / 1000
+    const healthzCpuMs = (Math.max(0, readCpuSeconds(server.child.pid!) - controlCpuBefore - (spent.alone.cpu / spent.alone.seconds) * controlSeconds) * 1000) / controls
+    log(`  GET /healthz through nginx at that rate (${rate.toFixed(1)} a second): Packs CPU ${(healthzCpuMs * 1000).toFixed(0)} µs each`)
+    if (server.child.exitCode !== null) throw new BenchFailure(`our server died during the load: ${server.stderr()}`)
+    const mibps = (name: Name) => (medianOf(runs[name]).requestsPerSecond * upload.fileBytes) / MiB
+    const behind = Math.max(mibps('packs+nginx sendfile'), mibps('packs+nginx copying'))
+    const nginxAlone = Math.max(mibps('nginx sendfile'), mibps('nginx copying'))
+    const background = (spent.alone.cpu / spent.alone.seconds) * spent.packs.seconds
+    const cpuPerDownloadMs = packsDownloads > 0 ? (Math.max(0, spent.packs.cpu - background) * 1000) / packsDownloads : Number.NaN
+    const ratio = behind / nginxAlone
+    return {
+      bytes: upload.fileBytes,
+      pinning,
+      pinned,
+      mibps: Object.fromEntries(names.map((name) => [name, mibps(name)])) as Record<Name, number>,
+      runs,
+      ratio,
+      target: NGINX_DOWNLOAD_TARGET,
+      packsCpuSeconds: spent.packs.cpu,
+      backgroundCpuSeconds: background,
+      backgroundCpuPerSecond: spent.alone.cpu / spent.alone.seconds,
+      packsDownloads,
+      cpuPerDownloadMs,
+      cpuPerDecisionMs,
+      decisionsPerSecond: atRate.requestsPerSecond,
+      healthzCpuMs,
+      healthzPerSecond: rate,
+      cpuTargetMs: CPU_PER_DOWNLOAD_TARGET_MS,
+      met: ratio >= NGINX_DOWNLOAD_TARGET && cpuPerDownloadMs < CPU_PER_DOWNLOAD_TARGET_MS,
+    }
+  } finally {
+    for (const nginx of [...Object.values(fronts), ...Object.values(alone)]) await nginx.stop()
+    releasePinning()
+    await stop(server)
+  }
+}
+
 function verdict(met: boolean): string {
   return met ? 'ok' : 'TARGET MISSED'
 }
@@ -623,6 +757,7 @@ async function main(): Promise<void> {
   const batch = want('batch') ? await batchCheck() : undefined
   const redisCost = want('redis') ? await redisTax() : undefined
   const download = want('download') ? await downloadThroughput() : undefined
+  const downloadNginx = want('download-nginx') ? await downloadBehindNginx() : undefined
 
   const f = (n: number, digits = 0) => n.toFixed(digits).padStart(9)
   log('\n== summary ==')
@@ -672,14 +807,25 @@ async function main(): Promise<void> {
     log(`  ratio to the faster nginx ${download.ratio.toFixed(2)} (target >= ${DOWNLOAD_TARGET}): ${verdict(download.met)}`)
   }
 
+  if (downloadNginx) {
+    log(`download of a ${(downloadNginx.bytes / MiB).toFixed(0)} MiB archive behind nginx (PACKS_ACCEL_REDIRECT), 4 connections, MiB/s (${downloadNginx.pinning}):`)
+    for (const [name, value] of Object.entries(downloadNginx.mibps)) log(`  ${name.padEnd(21)} ${f(value)}`)
+    log(`  ratio of the faster Packs behind nginx to the faster nginx alone ${downloadNginx.ratio.toFixed(2)} (target >= ${NGINX_DOWNLOAD_TARGET})`)
+    log(`  Packs' CPU per download ${(downloadNginx.cpuPerDownloadMs * 1000).toFixed(0)} µs: ${(downloadNginx.packsCpuSeconds * 1000).toFixed(0)} ms in its rounds, less `
+      + `${(downloadNginx.backgroundCpuSeconds * 1000).toFixed(0)} ms it spends as long serving nothing beside nginx (${(downloadNginx.backgroundCpuPerSecond * 1000).toFixed(1)} ms a second), `
+      + `for ${downloadNginx.packsDownloads} downloads (target < ${CPU_PER_DOWNLOAD_TARGET_MS} ms): ${verdict(downloadNginx.met)}`)
+    log(`  (the same decision ${downloadNginx.decisionsPerSecond.toFixed(0)} times a second, one byte each: ${(downloadNginx.cpuPerDecisionMs * 1000).toFixed(0)} µs of Packs' CPU per download; `
+      + `GET /healthz at the downloads' ${downloadNginx.healthzPerSecond.toFixed(1)} a second: ${(downloadNginx.healthzCpuMs * 1000).toFixed(0)} µs)`)
+  }
+
   const loadAverage = { before: loadBefore, after: os.loadavg()[0]! }
   log(`machine 1-min load average: ${loadAverage.before.toFixed(2)} before, ${loadAverage.after.toFixed(2)} after (the benchmark itself adds about 2)`)
-  const results = { generatedAt: new Date().toISOString(), totalSeconds: (Date.now() - started) / 1000, environment, loadAverage, throughput, upload, workers, batch, redis: redisCost, download }
+  const results = { generatedAt: new Date().toISOString(), totalSeconds: (Date.now() - started) / 1000, environment, loadAverage, throughput, upload, workers, batch, redis: redisCost, download, downloadNginx }
   const out = path.join(ROOT, '.tmp', 'bench-results.json')
   fs.mkdirSync(path.dirname(out), { recursive: true })
   fs.writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`)
   log(`\nfigures written to ${path.relative(process.cwd(), out) || out} (${results.totalSeconds.toFixed(0)} s in all)`)
-  if ((throughput && (!throughput.met || !throughput.met304)) || (upload && !upload.met) || (redisCost && !redisCost.met) || (download && !download.met)) log('TARGET MISSED (see above); this is reported, not a failure')
+  if ((throughput && (!throughput.met || !throughput.met304)) || (upload && !upload.met) || (redisCost && !redisCost.met) || (download && !download.met) || (downloadNginx && !downloadNginx.met)) log('TARGET MISSED (see above); this is reported, not a failure')
 }
 
 main().then(

@@ -49,6 +49,13 @@ export function pinServerAndLoad(serverPid: number): string {
   return 'server pinned to CPU 0 (taskset), load generators to CPU 1'
 }
 
+/** Undoes pinServerAndLoad for what runs after: this process may use every CPU again, and wrk runs where it is put. */
+export function releasePinning(): void {
+  if (loadCpu === undefined) return
+  loadCpu = undefined
+  spawnSync('taskset', ['-a', '-cp', `0-${os.availableParallelism() - 1}`, String(process.pid)], { encoding: 'utf8' })
+}
+
 function onPath(program: string): boolean {
   return (process.env.PATH ?? '').split(':').some((dir) => fs.existsSync(path.join(dir, program)))
 }

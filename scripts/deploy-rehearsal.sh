@@ -422,8 +422,9 @@ run_block postgresql
 current="s3rver"
 mkdir -p "$tmp/s3"
 # s3rver stands in for the provider (it takes any key; the page's bucket script creates the bucket). It
-# lacks ListMultipartUploads and AbortMultipartUpload, which a real store has and Packs uses (the sweep of
-# abandoned uploads, and import): added here over s3rver's own on-disk layout, as test/helpers/s3.ts does.
+# lacks ListMultipartUploads and AbortMultipartUpload, which a real store has and the consistency check uses
+# to remove abandoned uploads (without them Packs runs on and warns once at start): added here over s3rver's
+# own on-disk layout, as test/helpers/s3.ts does, so the page's start-up line is checked without the warning.
 node --input-type=module -e '
   import fs from "node:fs"
   import path from "node:path"
