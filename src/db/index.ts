@@ -128,6 +128,10 @@ async function openPostgres(url: string): Promise<Db> {
   // here; the pool discards it and the next query opens a new one. Without a
   // listener the event would crash the process.
   pool.on('error', () => {})
+  // A connection dropped while checked out (between two statements of a transaction, say) reports it on the
+  // client, which the pool listens to only while the client is idle: without a listener of its own that event
+  // too would crash the process. The statement that uses the dead connection next fails as any query does.
+  pool.on('connect', (client) => client.on('error', () => {}))
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
 }
 
