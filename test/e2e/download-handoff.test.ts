@@ -258,7 +258,7 @@ describe('downloads whose bytes nginx or the object store sends', () => {
     })
     after(() => s3Server?.stop())
 
-    test('packs import into stock s3rver succeeds, with one warning naming what the store lacks and what is lost', async () => {
+    test('packs import into stock s3rver succeeds, and packs doctor on it, each with one warning naming what the store lacks and what is lost', async () => {
       const dir = path.join(tempDir('packs-handoff-export-'), 'export')
       await cliOk(['export', dir], accelServer.env)
       const result = await runCli(['import', dir], undefined, { ...target, PACKS_MASTER_PASSWORD: undefined })
@@ -268,6 +268,10 @@ describe('downloads whose bytes nginx or the object store sends', () => {
       assert.equal(warnings.length, 1, result.stderr)
       assert.match(warnings[0]!, /^packs: warning: the object store lacks ListMultipartUploads \(it answered 501\) and AbortMultipartUpload \(it answered 405\)/)
       assert.match(warnings[0]!, /cannot be listed and removed by the consistency check/)
+      // The consistency check on it says the same once, and finds nothing wrong.
+      const doctor = await runCli(['doctor'], undefined, { ...target, PACKS_MASTER_PASSWORD: undefined })
+      assert.equal(doctor.code, 0, doctor.stderr + doctor.stdout)
+      assert.deepEqual(doctor.stderr.split('\n').filter((line) => line !== ''), warnings)
       const store = await openFileStore(bucket.storageUrl)
       try {
         const chunks: Buffer[] = []
