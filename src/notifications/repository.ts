@@ -5,7 +5,7 @@
 import { sql } from 'kysely'
 import type { Db } from '../db/index.js'
 import { engineOf } from '../db/index.js'
-import type { NotificationsTable } from '../db/schema.js'
+import type { NotificationFanoutsTable, NotificationsTable } from '../db/schema.js'
 import { NOTIFICATIONS_KEPT } from '../api/notifications.js'
 
 export type NotificationRow = NotificationsTable
@@ -26,15 +26,8 @@ export async function insertNotification(db: Db, n: NewNotification): Promise<vo
   await dropPastKept(db, [n.userId])
 }
 
-export interface FanoutRow {
-  id: string
-  pack_row_id: string
-  except_user_id: string | null
-  kind: string
-  data: string
-  created_at: string
-  after_user_id: string
-}
+/** A fan-out as the worker reads it (its claim is the worker's business, not the row's). */
+export type FanoutRow = Omit<NotificationFanoutsTable, 'claimed_until' | 'claimed_by'>
 
 /** A notice for all of a pack's followers, to be told in batches (tellNextFollowers); one row, in the change's transaction. */
 export async function insertFanout(db: Db, row: Omit<FanoutRow, 'after_user_id'>): Promise<void> {

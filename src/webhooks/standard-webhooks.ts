@@ -38,11 +38,6 @@ export function newWebhookSecret(bytes: number = SECRET_BYTES): string {
   return SECRET_PREFIX + randomBytes(bytes).toString('base64')
 }
 
-/** A new event id for webhook-id: "msg_" and 128 random bits in base64url. */
-export function newWebhookId(): string {
-  return `msg_${randomBytes(16).toString('base64url')}`
-}
-
 /** The HMAC key a secret stands for; throws when it is not "whsec_" and canonical base64 of 24 to 64 bytes. */
 export function webhookSecretKey(secret: string): Buffer {
   const encoded = secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : ''

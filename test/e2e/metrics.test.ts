@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto'
 import { MASTER_PASSWORD, siteWith, type TestSite, type TestUser } from '../helpers/app.js'
 import { datapack, multipart, mp4 } from '../helpers/fixtures.js'
 import { pathOf, publishPack, type PackJson } from '../helpers/packs.js'
-import { METRICS_TOKEN, afterEventLoopSample, parseExposition, valueOf } from '../helpers/prometheus.js'
+import { METRICS_TOKEN, parseExposition, valueOf } from '../helpers/prometheus.js'
 import type { PromMetrics } from 'prom2javascript'
 
 let site: TestSite
@@ -33,7 +33,6 @@ function send(method: string, path: string, headers: Record<string, string>, bod
 }
 
 async function scrape(): Promise<PromMetrics> {
-  await afterEventLoopSample()
   const res = await send('GET', '/metrics', { authorization: `Bearer ${METRICS_TOKEN}` })
   assert.equal(res.status, 200, res.body.toString())
   return parseExposition(res.body.toString())

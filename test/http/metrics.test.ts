@@ -11,7 +11,7 @@ import { PROJECT_ROOT } from '../../src/config/paths.js'
 import { expectError, makeSite, siteWith, type TestSite, type TestUser } from '../helpers/app.js'
 import { png } from '../helpers/fixtures.js'
 import { publishPack, upload, type PackJson } from '../helpers/packs.js'
-import { METRICS_TOKEN, afterEventLoopSample, histogramOf, labelValues, parseExposition, scrape, scrapeHeaders, valueOf } from '../helpers/prometheus.js'
+import { METRICS_TOKEN, histogramOf, labelValues, parseExposition, scrape, scrapeHeaders, valueOf } from '../helpers/prometheus.js'
 
 let site: TestSite
 let alice: TestUser
@@ -118,7 +118,6 @@ describe('what a Prometheus parser finds', () => {
   })
 
   test('HELP says what each family counts', async () => {
-    await afterEventLoopSample()
     const res = await get('/metrics', scrapeHeaders)
     const parsed = await parseExposition(res.body)
     for (const [name, family] of Object.entries(parsed)) assert.ok(family.help.length > 10, `${name} has a help text`)

@@ -7,15 +7,16 @@ import { createHmac } from 'node:crypto'
 import { test } from 'node:test'
 import { Webhook } from 'standardwebhooks'
 import {
-  MAX_SECRET_BYTES, MIN_SECRET_BYTES, SECRET_PREFIX, newWebhookId, newWebhookSecret, signedHeaders, webhookSecretKey,
+  MAX_SECRET_BYTES, MIN_SECRET_BYTES, SECRET_PREFIX, newWebhookSecret, signedHeaders, webhookSecretKey,
 } from '../../src/webhooks/standard-webhooks.js'
+import { newMessageId } from '../../src/events/record.js'
 
 const now = () => Math.floor(Date.now() / 1000)
 const body = JSON.stringify({ type: 'version.published', timestamp: '2026-11-24T12:00:00.000Z', data: { pack: 'demo:faithful', version: '1.2 ✨' } })
 
 test('a signature made here verifies with the standardwebhooks package', () => {
   const secret = newWebhookSecret()
-  const id = newWebhookId()
+  const id = newMessageId()
   const headers = signedHeaders(secret, id, now(), body)
   assert.deepEqual(Object.keys(headers).sort(), ['webhook-id', 'webhook-signature', 'webhook-timestamp'])
   assert.equal(headers['webhook-id'], id)
@@ -83,8 +84,8 @@ test('a malformed secret, id or timestamp is refused without echoing the secret'
   }
 })
 
-test('event ids are msg_ and 128 random bits', () => {
-  const id = newWebhookId()
-  assert.match(id, /^msg_[A-Za-z0-9_-]{22}$/)
-  assert.notEqual(newWebhookId(), id)
+test('message ids are msg_ and a random UUID (122 random bits), unique per delivery', () => {
+  const id = newMessageId()
+  assert.match(id, /^msg_[0-9a-f]{12}4[0-9a-f]{3}[89ab][0-9a-f]{15}$/)
+  assert.notEqual(newMessageId(), id)
 })
