@@ -150,12 +150,15 @@ function headerFields(res: Response): [string, string][] {
 }
 
 /** The bare node:http baseline, in its own process; resolves with its URL once it listens. */
-async function startBare(body: Buffer, contentType: string, notModified = false, sink = false, headers?: [string, string][]): Promise<{ url: string; child: ChildProcess }> {
+/** `sink`: true for the upload's loopback sink (reads and discards), 'store' for its floor (hashes both, writes to `storeDir`). */
+async function startBare(
+  body: Buffer, contentType: string, notModified = false, sink: boolean | 'store' = false, headers?: [string, string][], storeDir = '',
+): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join('bench', 'bare-server.ts')], {
     cwd: ROOT,
     env: {
       ...process.env, NODE_ENV: 'production', BENCH_BODY_B64: body.toString('base64'), BENCH_CONTENT_TYPE: contentType,
-      BENCH_NOT_MODIFIED: notModified ? '1' : '0', BENCH_SINK: sink ? '1' : '0', BENCH_HEADERS_JSON: headers ? JSON.stringify(headers) : '',
+      BENCH_NOT_MODIFIED: notModified ? '1' : '0', BENCH_SINK: sink === 'store' ? 'store' : sink ? '1' : '0', BENCH_STORE_DIR: storeDir, BENCH_HEADERS_JSON: headers ? JSON.stringify(headers) : '',
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   })
@@ -359,19 +362,24 @@ const UPLOAD_GROWTH_TARGET_MIB = 32
 
 /**
  * b) Uploads: one multipart body with a 400 MiB `version` archive, written to
- * a file first and sent with curl, alternately to Packs (no settings) and to a
- * loopback sink (bare node:http reading and discarding the same body), 3 times
- * each; Packs' resident memory watched during its first upload, and that
- * upload's stored bytes checked against what was sent.
+ * a file first and sent with curl, in turn to Packs (no settings), to a
+ * loopback sink (bare node:http reading and discarding the same body) and to
+ * the floor (bare node:http hashing it with both hashes and writing it to
+ * disk: what any server that streams and hashes must spend), 3 times each;
+ * Packs' and the floor's CPU per GiB, Packs' resident memory watched during
+ * its first upload, and that upload's stored bytes checked against what was sent.
  */
 async function uploadMemory() {
-  log(`\n== b) uploads: a ${(UPLOAD_BYTES / MiB).toFixed(0)} MiB version archive with curl, Packs (no settings) against a loopback sink ==`)
+  log(`\n== b) uploads: a ${(UPLOAD_BYTES / MiB).toFixed(0)} MiB version archive with curl, Packs (no settings) against a loopback sink and the floor (bare, hashing both, writing to disk) ==`)
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'packs-bench-upload-'))
   try {
     const body = await writeMultipartFile(path.join(work, 'body.bin'), { kind: 'version' }, 'huge-pack.zip', bigZip(UPLOAD_BYTES))
     const { server, gate } = await startDefault()
     const headers = await seedUser(server, 'uploader', gate)
     const sinkServer = await startBare(Buffer.from('{}'), 'application/json', false, true)
+    const floorServer = await startBare(Buffer.alloc(0), 'application/json', false, 'store', undefined, work)
+    const floorPid = floorServer.child.pid!
+    const floorCpu = { user: 0, system: 0 }
     const pid = server.child.pid!
     await expectStatus(await fetch(`${server.url}/api/schema/`, { headers: gate }), 200, 'warm-up request')
     await new Promise((resolve) => setTimeout(resolve, 500))
@@ -395,6 +403,12 @@ async function uploadMemory() {
       }
       const sink = await curlUpload(`${sinkServer.url}/`, {}, body)
       if (sink.status !== 200) throw new BenchFailure(`sink: ${sink.status}`)
+      const floorBefore = cpuSecondsOf(floorPid)
+      const floor = await curlUpload(`${floorServer.url}/`, {}, body)
+      const floorAfter = cpuSecondsOf(floorPid)
+      if (floor.status !== 200) throw new BenchFailure(`floor: ${floor.status}`)
+      floorCpu.user += floorAfter.user - floorBefore.user
+      floorCpu.system += floorAfter.system - floorBefore.system
       runs.packs.push(body.fileBytes / MiB / packs.seconds)
       runs.sink.push(body.fileBytes / MiB / sink.seconds)
       log(`  round ${round} packs ${runs.packs.at(-1)!.toFixed(0).padStart(6)} MiB/s   sink ${runs.sink.at(-1)!.toFixed(0).padStart(6)} MiB/s`)
@@ -413,6 +427,7 @@ async function uploadMemory() {
     for await (const chunk of download.body as unknown as AsyncIterable<Uint8Array>) hash.update(chunk)
     if (hash.digest('hex') !== body.sha256) throw new BenchFailure('the stored file differs from the bytes sent')
     sinkServer.child.kill('SIGTERM')
+    floorServer.child.kill('SIGTERM')
     await stop(server)
     const peak = peakReset ? Math.max(after.hwm, sampledPeak) : sampledPeak
     const growthMiB = (peak - before.rss) / MiB
@@ -428,6 +443,9 @@ async function uploadMemory() {
       coreSecondsPerGiB: (cpu.user + cpu.system) / (ROUNDS * body.fileBytes / 1024 ** 3),
       userSecondsPerGiB: cpu.user / (ROUNDS * body.fileBytes / 1024 ** 3),
       systemSecondsPerGiB: cpu.system / (ROUNDS * body.fileBytes / 1024 ** 3),
+      floorCoreSecondsPerGiB: (floorCpu.user + floorCpu.system) / (ROUNDS * body.fileBytes / 1024 ** 3),
+      floorUserSecondsPerGiB: floorCpu.user / (ROUNDS * body.fileBytes / 1024 ** 3),
+      floorSystemSecondsPerGiB: floorCpu.system / (ROUNDS * body.fileBytes / 1024 ** 3),
       megabytesPerSecond: packsMiBps * MiB / 1e6,
       baselineRssMiB: before.rss / MiB,
       peakRssMiB: peak / MiB,
@@ -838,6 +856,7 @@ async function main(): Promise<void> {
     log(`  packs ${upload.packsMiBps.toFixed(0)} MiB/s, loopback sink ${upload.sinkMiBps.toFixed(0)} MiB/s: ratio ${upload.ratio.toFixed(2)} (target >= ${UPLOAD_TARGET}): ${verdict(upload.ratio >= UPLOAD_TARGET)}`)
     log(`  server RSS baseline ${upload.baselineRssMiB.toFixed(1)} MiB, peak ${upload.peakRssMiB.toFixed(1)} MiB: growth ${upload.growthMiB.toFixed(1)} MiB (target < ${UPLOAD_GROWTH_TARGET_MIB} MiB): ${verdict(upload.growthMiB < UPLOAD_GROWTH_TARGET_MIB)}`)
     log(`  server CPU ${upload.coreSecondsPerGiB.toFixed(2)} core-seconds per GiB uploaded (user ${upload.userSecondsPerGiB.toFixed(2)}, system ${upload.systemSecondsPerGiB.toFixed(2)}; target <= ${UPLOAD_CPU_TARGET}): ${verdict(upload.coreSecondsPerGiB <= UPLOAD_CPU_TARGET)}`)
+    log(`  the floor, bare node:http hashing both and writing the same body to disk: ${upload.floorCoreSecondsPerGiB.toFixed(2)} core-seconds per GiB (user ${upload.floorUserSecondsPerGiB.toFixed(2)}, system ${upload.floorSystemSecondsPerGiB.toFixed(2)}); Packs ${(upload.coreSecondsPerGiB / upload.floorCoreSecondsPerGiB).toFixed(2)} x the floor`)
   }
 
   if (workers) {
