@@ -285,6 +285,8 @@ export class SearchSnapshot {
   /** A user's slot, or their slots when they have several (most people own one pack: no set for them). */
   private readonly ownerSlots = new Map<string, number | Set<number>>()
   private readonly memberSlots = new Map<string, number | Set<number>>()
+  /** A tag's (by number) slots: a tag filter's packs are among its rarest tag's, found without a pass over all. */
+  private readonly tagSlots = new Map<number, number | Set<number>>()
 
   /** word -> the word (one string shared by every pack that has it) and its postings (slot * 64 + field mask), in slot order. */
   private readonly postings = new Map<string, Term>()
@@ -391,7 +393,7 @@ export class SearchSnapshot {
     this.maskPool = new Uint8Array(0)
     this.wordPoolUsed = 0
     this.wordPoolFree = 0
-    for (const map of [this.releaseNumbers, this.tagNumbers, this.categoryNumbers, this.ownerSlots, this.memberSlots, this.postings] as Array<Map<unknown, unknown>>) map.clear()
+    for (const map of [this.releaseNumbers, this.tagNumbers, this.categoryNumbers, this.ownerSlots, this.memberSlots, this.tagSlots, this.postings] as Array<Map<unknown, unknown>>) map.clear()
   }
 
   private async load(db: Db): Promise<void> {
@@ -656,6 +658,8 @@ export class SearchSnapshot {
   /** A slot's tags: in its place in the pool when they fit, else at the pool's end. */
   private setTags(slot: number, tags: number[]): void {
     const old = this.tagLength[slot]!
+    for (let at = this.tagStart[slot]!; at < this.tagStart[slot]! + old; at++) removeFrom(this.tagSlots, this.tagPool[at]!, slot)
+    for (const tag of tags) addTo(this.tagSlots, tag, slot)
     if (tags.length > old) {
       this.tagPoolFree += old
       this.tagLength[slot] = 0
@@ -840,9 +844,18 @@ export class SearchSnapshot {
 
   private findPage(query: SearchQuery, sort: SearchSort, page: { limit: number; offset: number }): readonly string[] {
     if (query.words.length === 0) {
-      // Without words: the first packs of the sort's kept order that pass.
-      const order = this.sortedOrder(sort === 'relevance' ? 'updated' : sort)
+      const sortBy = sort === 'relevance' ? 'updated' : sort
       const filters = this.filtersOf(query)
+      const tagged = this.taggedCandidates(filters)
+      if (tagged !== undefined) {
+        // With tags: their packs that pass, ordered as the kept order has them (the same comparison made it).
+        const passing: number[] = []
+        for (const slot of tagged) if (this.admits(slot, filters) && this.failing(slot, filters) === 0) passing.push(slot)
+        const first = best(Int32Array.from(passing), page.offset + page.limit, this.slotOrder(sortBy))
+        return Array.from(first.subarray(page.offset), (slot) => this.ids[slot]!)
+      }
+      // Without words or tags: the first packs of the sort's kept order that pass.
+      const order = this.sortedOrder(sortBy)
       const ids: string[] = []
       let skip = page.offset
       for (let i = 0; i < order.length && ids.length < page.limit; i++) {
@@ -1011,7 +1024,9 @@ export class SearchSnapshot {
       if (failed === 0) passing++
     }
     if (query.words.length === 0) {
-      for (let slot = 0; slot < this.ids.length; slot++) if (this.ids[slot] !== undefined) consider(slot)
+      const tagged = this.taggedCandidates(filters)
+      if (tagged !== undefined) for (const slot of tagged) consider(slot)
+      else for (let slot = 0; slot < this.ids.length; slot++) if (this.ids[slot] !== undefined) consider(slot)
     } else {
       const found = this.textMatches(query, scratch)
       for (let i = 0; i < found; i++) consider(scratch.matched[i]!)
@@ -1020,6 +1035,26 @@ export class SearchSnapshot {
     }
     this.memo = { query, version: this.version, size: n, slots, fails, ranks, passing }
     return this.memo
+  }
+
+  /**
+   * With tags chosen, the packs of the one fewest packs have (none when a chosen tag is unknown); undefined
+   * without. Every facet counts only packs that have all the chosen tags (no facet leaves tags out), so no
+   * other pack needs looking at.
+   */
+  private taggedCandidates(filters: Filters): Iterable<number> | undefined {
+    if (filters.tags === undefined) return undefined
+    let fewest: Iterable<number> = []
+    let fewestSize = Infinity
+    for (const tag of filters.tags) {
+      const had = this.tagSlots.get(tag)
+      const size = had === undefined ? 0 : typeof had === 'number' ? 1 : had.size
+      if (size < fewestSize) {
+        fewestSize = size
+        fewest = slotsIn(this.tagSlots, tag)
+      }
+    }
+    return fewest
   }
 
   /**
@@ -1219,14 +1254,14 @@ export class SearchSnapshot {
   }
 }
 
-function addTo(map: Map<string, number | Set<number>>, key: string, slot: number): void {
+function addTo<K>(map: Map<K, number | Set<number>>, key: K, slot: number): void {
   const had = map.get(key)
   if (had === undefined || had === slot) map.set(key, slot)
   else if (typeof had === 'number') map.set(key, new Set([had, slot]))
   else had.add(slot)
 }
 
-function removeFrom(map: Map<string, number | Set<number>>, key: string, slot: number): void {
+function removeFrom<K>(map: Map<K, number | Set<number>>, key: K, slot: number): void {
   const had = map.get(key)
   if (had === slot) map.delete(key)
   else if (typeof had === 'object') {
@@ -1236,7 +1271,7 @@ function removeFrom(map: Map<string, number | Set<number>>, key: string, slot: n
 }
 
 /** A user's slots in one of those maps. */
-function slotsIn(map: Map<string, number | Set<number>>, key: string): Iterable<number> {
+function slotsIn<K>(map: Map<K, number | Set<number>>, key: K): Iterable<number> {
   const had = map.get(key)
   return had === undefined ? [] : typeof had === 'number' ? [had] : had
 }
