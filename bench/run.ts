@@ -44,7 +44,7 @@ import autocannon from 'autocannon'
 import { datapack } from '../test/helpers/fixtures.js'
 import { ROOT, cliOk, freePort, lastLine, startServer, type RunningServer } from '../test/helpers/server.js'
 import { MiB, readCpuSeconds, readMemory, resetPeak, sampleRss } from './procfs.js'
-import { accelLocation, proxyLocation, startNginx as startNginxInFront } from '../test/helpers/nginx.js'
+import { accelLocation, proxyLocation, startNginx } from '../test/helpers/nginx.js'
 import { redisSkip, startRedis } from '../test/helpers/redis.js'
 import { bigZip, curlUpload, streamUpload, writeMultipartFile } from './stream-upload.js'
 import { pinServerAndLoad, releasePinning, wrk, wrkInstalled } from './wrk.js'
@@ -588,49 +588,6 @@ function largestFile(dir: string): string {
   return best.path
 }
 
-/** nginx from Debian on a free port with a throwaway config serving one file at /file; one worker, as Packs has one process. */
-async function startNginx(file: string, sendfile: boolean): Promise<{ url: string; child: ChildProcess; prefix: string }> {
-  const prefix = fs.mkdtempSync(path.join(os.tmpdir(), 'packs-bench-nginx-'))
-  const port = await freePort()
-  fs.writeFileSync(path.join(prefix, 'nginx.conf'), `
-user root;
-worker_processes 1;
-daemon off;
-error_log ${prefix}/error.log;
-pid ${prefix}/nginx.pid;
-events { worker_connections 256; }
-http {
-  access_log off;
-  sendfile ${sendfile ? 'on' : 'off'};
-  tcp_nopush on;
-  client_body_temp_path ${prefix}/body;
-  proxy_temp_path ${prefix}/proxy;
-  fastcgi_temp_path ${prefix}/fastcgi;
-  uwsgi_temp_path ${prefix}/uwsgi;
-  scgi_temp_path ${prefix}/scgi;
-  server {
-    listen 127.0.0.1:${port};
-    location = /file { alias ${file}; default_type application/octet-stream; }
-  }
-}
-`)
-  // Its worker is forked at once: started on the server's core, both are there.
-  const child = PIN
-    ? spawn('taskset', ['-c', '0', 'nginx', '-p', prefix, '-c', path.join(prefix, 'nginx.conf')], { stdio: ['ignore', 'ignore', 'pipe'] })
-    : spawn('nginx', ['-p', prefix, '-c', path.join(prefix, 'nginx.conf')], { stdio: ['ignore', 'ignore', 'pipe'] })
-  children.push(child)
-  const url = `http://127.0.0.1:${port}`
-  for (let i = 0; i < 100; i++) {
-    try {
-      if ((await fetch(`${url}/file`, { method: 'HEAD' })).status === 200) return { url, child, prefix }
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-  throw new BenchFailure(`nginx did not start: ${fs.readFileSync(path.join(prefix, 'error.log'), 'utf8').slice(0, 500)}`)
-}
-
 /**
  * f) Downloads: one 100 MiB version archive through the file API
  * (download=1, counted), against nginx serving the same file from the same
@@ -646,8 +603,11 @@ async function downloadThroughput() {
   const fileUrl = new URL((JSON.parse(upload.body) as { url: string }).url, server.url)
   const stored = largestFile(path.join(server.dataDir, 'files'))
   if (fs.statSync(stored).size !== upload.fileBytes) throw new BenchFailure(`the stored file is not the upload: ${stored}`)
-  const withSendfile = await startNginx(stored, true)
-  const copying = await startNginx(stored, false)
+  // nginx serving the same file at /file, one worker as Packs has one process; started on the server's core.
+  const onServerCore = PIN ? ['taskset', '-c', '0'] : []
+  const fileLocation = `location = /file { alias ${stored}; default_type application/octet-stream; }`
+  const withSendfile = await startNginx({ server: fileLocation, sendfile: true, prefixCommand: onServerCore })
+  const copying = await startNginx({ server: fileLocation, sendfile: false, prefixCommand: onServerCore })
   const half = Math.floor(upload.fileBytes / 2)
   const { medians, runs } = await alternate({
     packs: { url: `${fileUrl.href}?download=1`, headers: gate },
@@ -655,10 +615,7 @@ async function downloadThroughput() {
     'nginx sendfile': { url: `${withSendfile.url}/file` },
     'nginx copying': { url: `${copying.url}/file` },
   }, 4)
-  for (const nginx of [withSendfile, copying]) {
-    nginx.child.kill('SIGTERM')
-    fs.rmSync(nginx.prefix, { recursive: true, force: true })
-  }
+  for (const nginx of [withSendfile, copying]) await nginx.stop()
   await stop(server)
   const mibps = (figures: RunFigures, bytes: number) => (figures.requestsPerSecond * bytes) / MiB
   const result = {
@@ -699,13 +656,13 @@ async function downloadBehindNginx() {
   const onServerCore = pinned ? ['taskset', '-c', '0'] : []
   log(`${pinning}; nginx on the server's CPU too`)
   const fronts = {
-    sendfile: await startNginxInFront({ upstream: `127.0.0.1:${server.port}`, server: `${proxyLocation()}\n${accelLocation(path.join(server.dataDir, 'files'))}`, sendfile: true, prefixCommand: onServerCore }),
-    copying: await startNginxInFront({ upstream: `127.0.0.1:${server.port}`, server: `${proxyLocation()}\n${accelLocation(path.join(server.dataDir, 'files'))}`, sendfile: false, prefixCommand: onServerCore }),
+    sendfile: await startNginx({ upstream: `127.0.0.1:${server.port}`, server: `${proxyLocation()}\n${accelLocation(path.join(server.dataDir, 'files'))}`, sendfile: true, prefixCommand: onServerCore }),
+    copying: await startNginx({ upstream: `127.0.0.1:${server.port}`, server: `${proxyLocation()}\n${accelLocation(path.join(server.dataDir, 'files'))}`, sendfile: false, prefixCommand: onServerCore }),
   }
   const aloneLocation = `location = /file { alias ${stored}; default_type application/octet-stream; }`
   const alone = {
-    sendfile: await startNginxInFront({ server: aloneLocation, sendfile: true, prefixCommand: onServerCore }),
-    copying: await startNginxInFront({ server: aloneLocation, sendfile: false, prefixCommand: onServerCore }),
+    sendfile: await startNginx({ server: aloneLocation, sendfile: true, prefixCommand: onServerCore }),
+    copying: await startNginx({ server: aloneLocation, sendfile: false, prefixCommand: onServerCore }),
   }
   try {
     // The bytes through nginx are the upload's, and Packs itself sent none of them.
