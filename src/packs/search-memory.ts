@@ -1270,7 +1270,7 @@ function removeFrom<K>(map: Map<K, number | Set<number>>, key: K, slot: number):
   }
 }
 
-/** A user's slots in one of those maps. */
+/** A key's slots in one of those maps (a user's, a tag's). */
 function slotsIn<K>(map: Map<K, number | Set<number>>, key: K): Iterable<number> {
   const had = map.get(key)
   return had === undefined ? [] : typeof had === 'number' ? [had] : had
